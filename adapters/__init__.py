@@ -1,0 +1,1 @@
+"""Backend adapters: each knows one backend and imports only graphctx core."""

@@ -1,0 +1,1 @@
+"""The graphctx contract suite (see docs/adapters.md)."""

@@ -1,0 +1,106 @@
+"""Typed errors. Every error a caller can see has a stable `code` and a message naming the problem."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class GraphctxError(Exception):
+    """Base of every error graphctx raises on purpose."""
+
+    code = "graphctx_error"
+    exit_status = 1
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, **({"details": self.details} if self.details else {})}
+
+
+class InputError(GraphctxError):
+    """Malformed input or input of the wrong type."""
+
+    code = "invalid_input"
+    exit_status = 64
+
+
+class BoundExceeded(InputError):
+    """Input over one of the design's bounds; `bound` names it."""
+
+    code = "bound_exceeded"
+
+    def __init__(self, what: str, limit: int, actual: int, unit: str = "bytes") -> None:
+        super().__init__(
+            f"{what} is {actual} {unit}, over the bound of {limit} {unit}",
+            bound=what,
+            limit=limit,
+            actual=actual,
+            unit=unit,
+        )
+
+
+class ScopeError(GraphctxError):
+    """A scope or selector the caller may not use."""
+
+    code = "scope_denied"
+    exit_status = 77
+
+
+class NotFound(GraphctxError):
+    code = "not_found"
+    exit_status = 3
+
+
+class AmbiguousName(GraphctxError):
+    """A name that matches several entities; `candidates` lists the identities to use instead."""
+
+    code = "ambiguous_name"
+    exit_status = 2
+
+    def __init__(self, name: str, candidates: list[dict[str, Any]]) -> None:
+        super().__init__(
+            f"'{name}' matches {len(candidates)} entities; use one of the listed identities",
+            name=name,
+            candidates=candidates,
+        )
+        self.candidates = candidates
+
+
+class BudgetError(GraphctxError):
+    """Even the subject and the envelope do not fit in the token budget."""
+
+    code = "budget_too_small"
+
+
+class DeadlineExceeded(GraphctxError):
+    code = "deadline_exceeded"
+
+
+class UnsupportedTemplate(GraphctxError):
+    """The store has no translation for this template (never a silent empty result)."""
+
+    code = "unsupported_template"
+
+
+class InvalidVector(GraphctxError):
+    """A vector that is non-finite, all zero or of the wrong dimension."""
+
+    code = "invalid_vector"
+
+
+class BackendError(GraphctxError):
+    """A backend failed; the message says which one and what it did."""
+
+    code = "backend_error"
+
+
+class BackendUnavailable(BackendError):
+    code = "backend_unavailable"
+
+
+class ConfigError(GraphctxError):
+    code = "config_error"
+    exit_status = 78

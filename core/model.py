@@ -1,0 +1,183 @@
+"""Domain model: memory entities and facts, and the code graph's node and edge kinds."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime
+from enum import StrEnum
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from graphctx import bounds
+from graphctx.redact import redact
+
+
+class NodeKind(StrEnum):
+    """Kinds of code-graph nodes. Memory entities use free-form types (service, team, ...)."""
+
+    REPOSITORY = "repository"
+    PACKAGE = "package"
+    MODULE = "module"
+    FILE = "file"
+    CLASS = "class"
+    FUNCTION = "function"
+    METHOD = "method"
+    DOCUMENT = "document"
+    SECTION = "section"
+
+
+class EdgeKind(StrEnum):
+    """Code-graph edges. Stored as fact predicates in lower case."""
+
+    CONTAINS = "contains"
+    IMPORTS = "imports"
+    CALLS = "calls"
+    INHERITS = "inherits"
+    TESTED_BY = "tested_by"
+    MENTIONS = "mentions"
+
+
+MEMORY_PREDICATES: frozenset[str] = frozenset(
+    {
+        "owns", "owned_by", "member_of", "leads", "reports_to", "works_on", "on_call_for",
+        "depends_on", "calls_service", "part_of", "runs_on", "deployed_to", "stores_data_in", "uses",
+        "caused", "affected", "resolved_by", "mitigated_by", "decided", "decided_by", "supersedes",
+        "located_in", "relates_to", "has_status", "has_property", "note", "said",
+    }
+)  # fmt: skip
+PREDICATES: frozenset[str] = MEMORY_PREDICATES | frozenset(k.value for k in EdgeKind)
+
+
+def _bounded(what: str, limit: int) -> AfterValidator:
+    return AfterValidator(lambda v: bounds.check_text(what, v, limit))
+
+
+EntityId = Annotated[str, _bounded("entity id", bounds.ID_BYTES)]
+Name = Annotated[str, _bounded("name", bounds.NAME_BYTES)]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=False)
+
+
+def stable_hash(*parts: Any) -> str:
+    payload = json.dumps(parts, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:32]
+
+
+class Entity(_Frozen):
+    """A node of the graph: a memory entity or a code symbol. Never holds a full source body."""
+
+    id: EntityId
+    name: Name
+    type: str = Field(default="thing", pattern=r"^[a-z][a-z0-9_]{0,63}$")
+    aliases: tuple[str, ...] = ()
+    summary: str = ""
+    qualified_name: str | None = None
+    path: str | None = None
+    line_start: int | None = Field(default=None, ge=1)
+    line_end: int | None = Field(default=None, ge=1)
+    signature: str | None = None
+    source: str = ""
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    tenant_id: str | None = None
+    namespace: str | None = None
+    graph_id: str | None = None
+
+    @field_validator("aliases", mode="before")
+    @classmethod
+    def _aliases(cls, value: Any) -> tuple[str, ...]:
+        if isinstance(value, str) or not isinstance(value, list | tuple):
+            raise ValueError("aliases must be a list of strings")
+        bounds.check_count("aliases", value, bounds.ALIASES_PER_ENTITY)
+        # order-preserving de-duplication keeps the content hash stable for equal alias sets
+        return tuple(dict.fromkeys(bounds.check_text("alias", a, bounds.ALIAS_BYTES) for a in value))
+
+    @field_validator("summary")
+    @classmethod
+    def _summary(cls, value: str) -> str:
+        return redact(bounds.check_text("summary", value, bounds.SUMMARY_BYTES, allow_empty=True))
+
+    @field_validator("qualified_name", "path", "signature", "source")
+    @classmethod
+    def _selector(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        return bounds.check_text("field", value, bounds.SELECTOR_BYTES, allow_empty=True)
+
+    @model_validator(mode="after")
+    def _lines(self) -> Entity:
+        if self.line_start and self.line_end and self.line_end < self.line_start:
+            raise ValueError("line_end is before line_start")
+        return self
+
+    @property
+    def content_hash(self) -> str:
+        """Hash of everything the indexes derive from this entity; a change means a stale index entry."""
+        return stable_hash(
+            self.name, self.type, list(self.aliases), self.summary, self.qualified_name, self.path,
+            self.line_start, self.line_end, self.signature,
+        )  # fmt: skip
+
+    def display_name(self) -> str:
+        return self.qualified_name or self.name
+
+
+class Fact(_Frozen):
+    """subject -[predicate]-> object (an entity) and/or a literal value, valid over [valid_from, valid_to)."""
+
+    id: str = ""
+    subject_id: EntityId
+    predicate: str
+    object_id: EntityId | None = None
+    value: str | None = None
+    source: str = ""
+    confidence: float = Field(default=1.0, ge=0.0, le=1.0)
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    tenant_id: str | None = None
+    namespace: str | None = None
+    graph_id: str | None = None
+
+    @field_validator("predicate")
+    @classmethod
+    def _predicate(cls, value: str) -> str:
+        if value not in PREDICATES:
+            raise ValueError(f"predicate {value[:40]!r} is not in the allowlist")
+        return value
+
+    @field_validator("value")
+    @classmethod
+    def _value(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        return redact(bounds.check_text("fact value", value, bounds.FACT_VALUE_BYTES))
+
+    @model_validator(mode="after")
+    def _shape(self) -> Fact:
+        if self.object_id is None and self.value is None:
+            raise ValueError("a fact needs an object_id, a value, or both")
+        if self.valid_from and self.valid_to and self.valid_to < self.valid_from:
+            raise ValueError("valid_to is before valid_from")
+        if not self.id:
+            object.__setattr__(self, "id", "f_" + stable_hash(self.subject_id, self.predicate, self.object_id, self.value))
+        else:
+            bounds.check_text("fact id", self.id, bounds.ID_BYTES)
+        return self
+
+    def is_valid_at(self, when: datetime) -> bool:
+        if self.valid_from and when < self.valid_from:
+            return False
+        return not (self.valid_to and when >= self.valid_to)
+
+
+class IndexedHash(_Frozen):
+    """An id and the content hash an index (or the graph) holds for it; what reconcile compares."""
+
+    id: str
+    content_hash: str

@@ -1,0 +1,187 @@
+"""The ports every backend implements. Core talks to stores only through these.
+
+No method takes query text for a store to interpret: the graph runs catalogued templates, the
+lexical index builds its own term queries from analysed tokens, the vector index takes vectors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, TypeVar, runtime_checkable
+
+import numpy as np
+from numpy.typing import NDArray
+from pydantic import BaseModel, ConfigDict
+
+from graphctx.scope import Scope
+from graphctx.templates import Template
+
+P = TypeVar("P", bound=BaseModel)
+R = TypeVar("R", bound=BaseModel)
+
+Vector = NDArray[np.float32]
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What an adapter supports. Each field is one documented capability; the contract suite skips
+    tests that need a capability the adapter declares absent, naming the field."""
+
+    templates: frozenset[str] = frozenset()
+    """Names of the catalogue templates the store translates (graph stores)."""
+    durable: bool = True
+    """Data survives close() and reopen on the same location."""
+    concurrent_readers: bool = True
+    """Other processes may read while this one writes."""
+    exact_search: bool = True
+    """Scoped vector search is exact (no filtered-HNSW recall loss)."""
+    extra: Mapping[str, bool] = field(default_factory=dict)
+    """Adapter-specific flags, documented by the adapter."""
+
+
+class _Hit(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    entity_id: str
+    score: float
+    tenant_id: str
+    namespace: str
+    graph_id: str
+    content_hash: str
+
+
+class LexicalHit(_Hit):
+    """A BM25 hit, carrying the scope the index stored with it so core can re-check isolation."""
+
+
+class VectorHit(_Hit):
+    """A dense hit, carrying the scope the index stored with it so core can re-check isolation."""
+
+
+class LexicalDoc(BaseModel):
+    """What the lexical index holds for one entity: approved text only, never a source body."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    entity_id: str
+    name: str
+    aliases: tuple[str, ...] = ()
+    type: str = ""
+    qualified_name: str = ""
+    path: str = ""
+    summary: str = ""
+    content_hash: str
+
+
+class VectorRecord(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+    entity_id: str
+    content_hash: str
+    vector: tuple[float, ...]
+
+
+@runtime_checkable
+class GraphStore(Protocol):
+    """The authoritative graph. Executes catalogue templates; takes no query text."""
+
+    name: str
+
+    @property
+    def capabilities(self) -> Capabilities: ...
+
+    def run(self, template: Template[P, R], scope: Scope, params: P) -> R: ...
+
+    def ensure_schema(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class LexicalIndex(Protocol):
+    name: str
+
+    @property
+    def capabilities(self) -> Capabilities: ...
+
+    def upsert(self, scope: Scope, docs: Sequence[LexicalDoc]) -> None: ...
+
+    def delete(self, scope: Scope, entity_ids: Sequence[str]) -> None: ...
+
+    def search(self, scope: Scope, text: str, k: int) -> list[LexicalHit]: ...
+
+    def hashes(self, scope: Scope) -> dict[str, str]: ...
+
+    def flush(self) -> None:
+        """Make every write so far visible to search (the contract suite calls it before reading)."""
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class VectorIndex(Protocol):
+    """Dense vectors for one embedding model (id + dimension): one collection per model."""
+
+    name: str
+    model_id: str
+    dimension: int
+
+    @property
+    def capabilities(self) -> Capabilities: ...
+
+    def upsert(self, scope: Scope, records: Sequence[VectorRecord]) -> None: ...
+
+    def delete(self, scope: Scope, entity_ids: Sequence[str]) -> None: ...
+
+    def search(self, scope: Scope, vector: Sequence[float], k: int) -> list[VectorHit]: ...
+
+    def hashes(self, scope: Scope) -> dict[str, str]: ...
+
+    def flush(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Local, offline, deterministic. `model_id` and `dimension` are its identity."""
+
+    model_id: str
+    dimension: int
+
+    def embed(self, texts: Sequence[str]) -> Vector:
+        """Shape (len(texts), dimension), float32."""
+
+
+JournalOp = Literal["upsert", "delete"]
+
+
+class JournalEntry(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    seq: int
+    tenant_id: str
+    namespace: str
+    graph_id: str
+    entity_id: str
+    op: JournalOp
+
+    @property
+    def scope(self) -> Scope:
+        return Scope(self.tenant_id, self.namespace, self.graph_id)
+
+
+@runtime_checkable
+class IndexJournal(Protocol):
+    """Durable record of index work that the graph has committed and the indexes may not have."""
+
+    def record(self, scope: Scope, entity_ids: Sequence[str], op: JournalOp) -> list[int]: ...
+
+    def complete(self, seqs: Sequence[int]) -> None: ...
+
+    def pending(self, limit: int) -> list[JournalEntry]: ...
+
+    def count_pending(self) -> int: ...
+
+    def close(self) -> None: ...

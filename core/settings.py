@@ -1,0 +1,35 @@
+"""Settings, read from the environment (prefix GRAPHCTX_) and optional overrides."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def _default_data_dir() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "graphctx"
+
+
+class Settings(BaseSettings):
+    """Every field can be set as GRAPHCTX_<FIELD> (for example GRAPHCTX_DATA_DIR)."""
+
+    model_config = SettingsConfigDict(env_prefix="GRAPHCTX_", extra="ignore")
+
+    data_dir: Path = Field(default_factory=_default_data_dir, description="Where embedded stores live.")
+    tenant_id: str = Field("local", description="Tenant of the local operator (CLI).")
+    namespace: str = Field("default", description="Namespace of the local operator (CLI).")
+
+    graph_backend: str = Field("sqlite", description="Graph store entry point name.")
+    lexical_backend: str = Field("tantivy", description="Lexical index entry point name.")
+    vector_backend: str = Field("qdrant-edge", description="Vector index entry point name.")
+    embedder: str = Field("wordllama", description="Embedder entry point name.")
+
+    qdrant_url: str | None = Field(None, description="Qdrant server URL (vector_backend=qdrant-server).")
+    qdrant_api_key: SecretStr | None = None
+
+    deadline_s: float = Field(10.0, gt=0, le=120, description="Deadline of a whole operation.")
+    dense_deadline_s: float = Field(2.0, gt=0, le=60, description="Budget of the dense leg.")
