@@ -1,0 +1,130 @@
+"""Rows to domain models and back."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from graphctx.errors import ScopeError
+from graphctx.model import Entity, Fact
+
+from .db import Key, parse_ts, ts
+
+_SCOPE_FIELDS = ("tenant_id", "namespace", "graph_id")
+_ENTITY_FIELDS = (
+    "name",
+    "type",
+    "summary",
+    "qualified_name",
+    "path",
+    "line_start",
+    "line_end",
+    "signature",
+    "source",
+)
+_FACT_FIELDS = ("subject_id", "predicate", "object_id", "value", "source", "confidence")
+
+
+def check_owner(item: Entity | Fact, key: Key) -> None:
+    """A model that names a scope must name the request's scope: a value never moves a write elsewhere."""
+    for field, want in zip(_SCOPE_FIELDS, key, strict=True):
+        have = getattr(item, field)
+        if have is not None and have != want:
+            kind = type(item).__name__.lower()
+            raise ScopeError(f"{kind} {item.id[:80]!r} carries a {field} other than the request's scope")
+
+
+def entity_row(e: Entity) -> tuple[Any, ...]:
+    """Values for the columns id .. content_hash, in schema order."""
+    return (
+        e.id,
+        e.name,
+        e.name.casefold(),
+        e.type,
+        json.dumps(list(e.aliases), ensure_ascii=False),
+        e.summary,
+        e.qualified_name,
+        e.path,
+        e.line_start,
+        e.line_end,
+        e.signature,
+        e.source,
+        e.content_hash,
+    )
+
+
+def same_entity(row: sqlite3.Row, e: Entity) -> bool:
+    return (
+        row["content_hash"] == e.content_hash
+        and all(row[f] == getattr(e, f) for f in _ENTITY_FIELDS)
+        and json.loads(row["aliases"]) == list(e.aliases)
+    )
+
+
+def entity(row: sqlite3.Row) -> Entity:
+    return Entity(
+        id=row["id"],
+        name=row["name"],
+        type=row["type"],
+        aliases=tuple(json.loads(row["aliases"])),
+        summary=row["summary"],
+        qualified_name=row["qualified_name"],
+        path=row["path"],
+        line_start=row["line_start"],
+        line_end=row["line_end"],
+        signature=row["signature"],
+        source=row["source"],
+        created_at=parse_ts(row["created_at"]),
+        updated_at=parse_ts(row["updated_at"]),
+        tenant_id=row["tenant_id"],
+        namespace=row["namespace"],
+        graph_id=row["graph_id"],
+    )
+
+
+def fact_row(f: Fact) -> tuple[Any, ...]:
+    """Values for the columns id .. valid_to, in schema order."""
+    return (
+        f.id,
+        f.subject_id,
+        f.predicate,
+        f.object_id,
+        f.value,
+        f.source,
+        f.confidence,
+        ts(f.valid_from),
+        ts(f.valid_to),
+    )
+
+
+def same_fact(row: sqlite3.Row, f: Fact) -> bool:
+    return (
+        all(row[name] == getattr(f, name) for name in _FACT_FIELDS)
+        and row["valid_from"] == ts(f.valid_from)
+        and row["valid_to"] == ts(f.valid_to)
+    )
+
+
+def fact(row: sqlite3.Row) -> Fact:
+    return Fact(
+        id=row["id"],
+        subject_id=row["subject_id"],
+        predicate=row["predicate"],
+        object_id=row["object_id"],
+        value=row["value"],
+        source=row["source"],
+        confidence=row["confidence"],
+        valid_from=parse_ts(row["valid_from"]),
+        valid_to=parse_ts(row["valid_to"]),
+        created_at=parse_ts(row["created_at"]),
+        updated_at=parse_ts(row["updated_at"]),
+        tenant_id=row["tenant_id"],
+        namespace=row["namespace"],
+        graph_id=row["graph_id"],
+    )
+
+
+def fact_order(f: Fact) -> tuple[str, str, str, str]:
+    """The catalogue's edge order; object ids are never empty, so '' sorts like SQL's NULL-first."""
+    return (f.subject_id, f.predicate, f.object_id or "", f.id)

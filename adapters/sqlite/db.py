@@ -1,0 +1,87 @@
+"""Connections and transactions shared by the graph store and the journal.
+
+Every statement in this package is a constant string with `?` / `?NNN` parameters; lists of values
+are bound as one JSON array and unpacked with `json_each`, so no SQL text is ever built from data.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+
+from graphctx.scope import Scope
+
+Key = tuple[str, str, str]
+"""(tenant_id, namespace, graph_id): bound as ?1, ?2, ?3 in every scoped statement."""
+
+MEMORY = ":memory:"
+
+
+def connect(path: str | os.PathLike[str], *, durable_commits: bool, timeout_s: float) -> sqlite3.Connection:
+    """One connection shared by threads; callers serialise access with their own lock."""
+    # isolation_level=None: we issue BEGIN/COMMIT ourselves so reads and writes get explicit transactions
+    conn = sqlite3.connect(os.fspath(path), timeout=timeout_s, isolation_level=None, check_same_thread=False)
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA journal_mode = WAL")
+    if durable_commits:
+        conn.execute("PRAGMA synchronous = FULL")
+    else:
+        conn.execute("PRAGMA synchronous = NORMAL")
+    return conn
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection, *, write: bool) -> Iterator[None]:
+    # IMMEDIATE takes the write lock up front, so a writer never fails half-way on a lock upgrade
+    conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+    try:
+        yield
+    except BaseException:
+        if conn.in_transaction:  # some errors (disk full, I/O) already rolled back
+            conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def key(scope: Scope) -> Key:
+    return (scope.tenant_id, scope.namespace, scope.graph_id)
+
+
+def usable(value: object) -> bool:
+    """A lookup value that could equal stored text: stored text is valid UTF-8 without NUL."""
+    if not isinstance(value, str) or "\x00" in value:
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def json_list(values: Iterable[object]) -> str:
+    """Bind a list as one parameter; SQL reads it with json_each(?)."""
+    return json.dumps(list(values), ensure_ascii=False)
+
+
+def unique(values: Iterable[str]) -> list[str]:
+    """Order-preserving de-duplication, dropping values that cannot match stored text."""
+    return [v for v in dict.fromkeys(values) if usable(v)]
+
+
+def stamp(value: datetime) -> str:
+    """ISO-8601 UTC with fixed width, so text comparison in SQL is time comparison. Naive means UTC."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def ts(value: datetime | None) -> str | None:
+    return None if value is None else stamp(value)
+
+
+def parse_ts(value: str | None) -> datetime | None:
+    return None if value is None else datetime.fromisoformat(value)

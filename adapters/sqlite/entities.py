@@ -1,0 +1,171 @@
+"""Entity templates: upsert, hydrate, exact lookup, delete, hash pages. Callers hold the transaction."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+from graphctx.errors import InputError
+from graphctx.model import Entity, IndexedHash
+from graphctx.templates import (
+    DeleteResult,
+    EntityFindExactParams,
+    EntityHashesParams,
+    ExactField,
+    ExactMatch,
+    ExactMatches,
+    HashPage,
+    UpsertResult,
+)
+
+from . import codec
+from .db import Key, json_list, ts, unique, usable
+
+_SELECT_ONE = "SELECT * FROM entities WHERE tenant_id = ?1 AND namespace = ?2 AND graph_id = ?3 AND id = ?4"
+_REPLACE = """
+INSERT OR REPLACE INTO entities (
+    tenant_id, namespace, graph_id, id, name, name_key, type, aliases, summary, qualified_name, path,
+    line_start, line_end, signature, source, content_hash, created_at, updated_at
+) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)
+"""
+_DROP_ALIASES = """
+DELETE FROM aliases INDEXED BY aliases_entity
+WHERE tenant_id = ?1 AND namespace = ?2 AND graph_id = ?3 AND entity_id = ?4
+"""
+_ADD_ALIAS = """
+INSERT OR IGNORE INTO aliases (tenant_id, namespace, graph_id, alias_key, entity_id)
+VALUES (?1, ?2, ?3, ?4, ?5)
+"""
+
+
+def upsert(conn: sqlite3.Connection, key: Key, entities: Sequence[Entity], now: str) -> UpsertResult:
+    """Insert or replace by id. An entity equal in every stored field is left untouched, timestamps
+    included, so re-indexing the same content is a no-op that reports `unchanged`."""
+    created = updated = unchanged = 0
+    for e in entities:
+        codec.check_owner(e, key)
+        row = conn.execute(_SELECT_ONE, (*key, e.id)).fetchone()
+        if row is not None and codec.same_entity(row, e):
+            unchanged += 1
+            continue
+        # created_at survives a replace; only a new entity takes the given (or current) time
+        created_at = row["created_at"] if row is not None else ts(e.created_at) or now
+        conn.execute(_REPLACE, (*key, *codec.entity_row(e), created_at, ts(e.updated_at) or now))
+        conn.execute(_DROP_ALIASES, (*key, e.id))
+        conn.executemany(_ADD_ALIAS, [(*key, a.casefold(), e.id) for a in e.aliases])
+        if row is None:
+            created += 1
+        else:
+            updated += 1
+    return UpsertResult(created=created, updated=updated, unchanged=unchanged)
+
+
+_GET = """
+SELECT e.* FROM json_each(?4) AS j
+CROSS JOIN entities AS e ON e.tenant_id = ?1 AND e.namespace = ?2 AND e.graph_id = ?3 AND e.id = j.value
+ORDER BY j.key
+"""
+
+
+def get_by_ids(conn: sqlite3.Connection, key: Key, ids: Sequence[str]) -> list[Entity]:
+    """In the order given, each once; ids absent from the scope are absent from the answer."""
+    return [codec.entity(r) for r in conn.execute(_GET, (*key, json_list(unique(ids))))]
+
+
+def existing_ids(conn: sqlite3.Connection, key: Key, ids: Sequence[str]) -> set[str]:
+    rows = conn.execute(_GET, (*key, json_list(unique(ids))))
+    return {r["id"] for r in rows}
+
+
+# One query per field, driven by the probe list (CROSS JOIN fixes the join order) through the field's
+# index (INDEXED BY: without statistics SQLite would rather scan the scope's primary-key range).
+# MIN(j.key) picks the first given value that matched; GROUP BY lists each entity once.
+_FIND: dict[ExactField, str] = {
+    "id": """
+SELECT e.*, MIN(j.key) AS vidx FROM json_each(?4) AS j
+CROSS JOIN entities AS e ON e.tenant_id = ?1 AND e.namespace = ?2 AND e.graph_id = ?3 AND e.id = j.value
+GROUP BY e.id ORDER BY e.id LIMIT ?5""",
+    "qualified_name": """
+SELECT e.*, MIN(j.key) AS vidx FROM json_each(?4) AS j
+CROSS JOIN entities AS e INDEXED BY entities_qualified_name
+  ON e.tenant_id = ?1 AND e.namespace = ?2 AND e.graph_id = ?3 AND e.qualified_name = j.value
+GROUP BY e.id ORDER BY e.id LIMIT ?5""",
+    "name": """
+SELECT e.*, MIN(j.key) AS vidx FROM json_each(?4) AS j
+CROSS JOIN entities AS e INDEXED BY entities_name
+  ON e.tenant_id = ?1 AND e.namespace = ?2 AND e.graph_id = ?3 AND e.name_key = j.value
+GROUP BY e.id ORDER BY e.id LIMIT ?5""",
+    "alias": """
+SELECT e.*, MIN(j.key) AS vidx FROM json_each(?4) AS j
+CROSS JOIN aliases AS a
+  ON a.tenant_id = ?1 AND a.namespace = ?2 AND a.graph_id = ?3 AND a.alias_key = j.value
+CROSS JOIN entities AS e ON e.tenant_id = ?1 AND e.namespace = ?2 AND e.graph_id = ?3 AND e.id = a.entity_id
+GROUP BY e.id ORDER BY e.id LIMIT ?5""",
+}
+_RANK: tuple[ExactField, ...] = ("id", "qualified_name", "name", "alias")
+_CASEFOLDED = frozenset({"name", "alias"})
+
+
+def find_exact(conn: sqlite3.Connection, key: Key, p: EntityFindExactParams) -> ExactMatches:
+    """Each entity once, under its best field; ordered by field rank, then entity id."""
+    values = unique(p.values)
+    folded: dict[str, str] = {}  # casefold key -> first given value with that key
+    for v in values:
+        folded.setdefault(v.casefold(), v)
+    matches: list[ExactMatch] = []
+    seen: set[str] = set()
+    for field in (f for f in _RANK if f in p.fields):
+        if len(matches) >= p.limit:
+            break
+        probes = list(folded) if field in _CASEFOLDED else values
+        # entities already matched under a better field are skipped, so fetch enough to fill the page
+        rows = conn.execute(_FIND[field], (*key, json_list(probes), p.limit + len(seen)))
+        for row in rows:
+            if row["id"] in seen:
+                continue
+            seen.add(row["id"])
+            probe = probes[row["vidx"]]
+            value = folded[probe] if field in _CASEFOLDED else probe
+            matches.append(ExactMatch(entity=codec.entity(row), field=field, value=value))
+    return ExactMatches(matches=tuple(matches[: p.limit]))
+
+
+# One statement per index: an OR of the two endpoints would scan the whole scope.
+_DELETE_FACTS_OUT = """
+DELETE FROM facts INDEXED BY facts_out WHERE tenant_id = ?1 AND namespace = ?2 AND graph_id = ?3
+  AND subject_id IN (SELECT value FROM json_each(?4))
+"""
+_DELETE_FACTS_IN = """
+DELETE FROM facts INDEXED BY facts_in WHERE tenant_id = ?1 AND namespace = ?2 AND graph_id = ?3
+  AND object_id IN (SELECT value FROM json_each(?4))
+"""
+_DELETE_ALIASES = """
+DELETE FROM aliases INDEXED BY aliases_entity WHERE tenant_id = ?1 AND namespace = ?2 AND graph_id = ?3
+  AND entity_id IN (SELECT value FROM json_each(?4))
+"""
+_DELETE_ENTITIES = """
+DELETE FROM entities WHERE tenant_id = ?1 AND namespace = ?2 AND graph_id = ?3
+  AND id IN (SELECT value FROM json_each(?4))
+"""
+
+
+def delete(conn: sqlite3.Connection, key: Key, ids: Sequence[str]) -> DeleteResult:
+    bound = (*key, json_list(unique(ids)))
+    facts = conn.execute(_DELETE_FACTS_OUT, bound).rowcount + conn.execute(_DELETE_FACTS_IN, bound).rowcount
+    conn.execute(_DELETE_ALIASES, bound)
+    deleted = conn.execute(_DELETE_ENTITIES, bound).rowcount
+    return DeleteResult(deleted=deleted, facts_removed=facts)
+
+
+_HASHES = """
+SELECT id, content_hash FROM entities
+WHERE tenant_id = ?1 AND namespace = ?2 AND graph_id = ?3 AND id > ?4
+ORDER BY id LIMIT ?5
+"""
+
+
+def hashes(conn: sqlite3.Connection, key: Key, p: EntityHashesParams) -> HashPage:
+    if not usable(p.after):
+        raise InputError("entity.hashes `after` must be valid text without NUL", field="after")
+    rows = conn.execute(_HASHES, (*key, p.after, p.limit))
+    return HashPage(items=tuple(IndexedHash(id=r["id"], content_hash=r["content_hash"]) for r in rows))

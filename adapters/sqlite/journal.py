@@ -1,0 +1,115 @@
+"""Durable journal of index work the graph has committed and the indexes may not have yet."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import get_args
+
+from graphctx.errors import BackendError, BackendUnavailable, InputError, ScopeError
+from graphctx.ports import JournalEntry, JournalOp
+from graphctx.scope import Scope
+
+from .db import connect, json_list, stamp, transaction, usable
+
+# AUTOINCREMENT: a seq is never reused after completion, so a late complete() cannot drop new work.
+_DDL = """
+CREATE TABLE IF NOT EXISTS journal (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    tenant_id TEXT NOT NULL, namespace TEXT NOT NULL, graph_id TEXT NOT NULL,
+    entity_id TEXT NOT NULL,
+    op TEXT NOT NULL CHECK (op IN ('upsert', 'delete')),
+    recorded_at TEXT NOT NULL
+)
+"""
+_RECORD = """
+INSERT INTO journal (tenant_id, namespace, graph_id, entity_id, op, recorded_at)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+"""
+_PENDING = "SELECT seq, tenant_id, namespace, graph_id, entity_id, op FROM journal ORDER BY seq LIMIT ?1"
+_OPS: frozenset[str] = frozenset(get_args(JournalOp))
+
+
+class SqliteJournal:
+    """IndexJournal on its own SQLite file. Commits use synchronous=FULL: `record` returning means
+    the entries survive a crash or power loss."""
+
+    def __init__(self, path: str | os.PathLike[str], *, timeout_s: float = 5.0) -> None:
+        self.path = os.fspath(path)
+        self._lock = threading.RLock()
+        try:
+            conn = connect(self.path, durable_commits=True, timeout_s=timeout_s)
+        except sqlite3.Error as exc:
+            raise BackendUnavailable(f"sqlite journal cannot open {self.path!r}: {exc}") from exc
+        self._conn: sqlite3.Connection | None = conn
+        try:
+            with transaction(conn, write=True):
+                conn.execute(_DDL)
+        except sqlite3.Error as exc:
+            self.close()
+            raise BackendUnavailable(f"sqlite journal cannot set up {self.path!r}: {exc}") from exc
+
+    def record(self, scope: Scope, entity_ids: Sequence[str], op: JournalOp) -> list[int]:
+        if not isinstance(scope, Scope):
+            raise ScopeError("the journal needs a Scope")
+        if op not in _OPS:
+            raise InputError(f"journal op must be one of {sorted(_OPS)}, got {str(op)[:40]!r}", field="op")
+        if isinstance(entity_ids, str) or not all(usable(i) and i for i in entity_ids):
+            raise InputError("journal entity ids must be a list of non-empty text ids", field="entity_ids")
+        if not entity_ids:
+            return []
+        now = stamp(datetime.now(UTC))
+        row = (scope.tenant_id, scope.namespace, scope.graph_id)
+        with self._tx(write=True) as conn:
+            return [_insert(conn, (*row, i, op, now)) for i in entity_ids]
+
+    def complete(self, seqs: Sequence[int]) -> None:
+        """Idempotent: completing an unknown or already completed seq is a no-op."""
+        if isinstance(seqs, str) or not all(isinstance(s, int) and not isinstance(s, bool) for s in seqs):
+            raise InputError("journal seqs must be a list of integers", field="seqs")
+        if not seqs:
+            return
+        with self._tx(write=True) as conn:
+            conn.execute(
+                "DELETE FROM journal WHERE seq IN (SELECT value FROM json_each(?1))", (json_list(seqs),)
+            )
+
+    def pending(self, limit: int) -> list[JournalEntry]:
+        """Oldest first."""
+        if limit < 1:
+            return []
+        with self._tx(write=False) as conn:
+            rows = conn.execute(_PENDING, (limit,)).fetchall()
+        return [JournalEntry(**dict(r)) for r in rows]
+
+    def count_pending(self) -> int:
+        with self._tx(write=False) as conn:
+            return int(conn.execute("SELECT COUNT(*) FROM journal").fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    @contextmanager
+    def _tx(self, *, write: bool) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            if self._conn is None:
+                raise BackendUnavailable(f"sqlite journal {self.path!r} is closed")
+            try:
+                with transaction(self._conn, write=write):
+                    yield self._conn
+            except sqlite3.Error as exc:
+                raise BackendError(f"sqlite journal failed: {exc}") from exc
+
+
+def _insert(conn: sqlite3.Connection, values: tuple[str, ...]) -> int:
+    seq = conn.execute(_RECORD, values).lastrowid
+    if seq is None:  # pragma: no cover - an INSERT into a rowid table always sets it
+        raise BackendError("sqlite journal did not return a sequence number")
+    return seq

@@ -1,0 +1,188 @@
+"""`LexicalIndex` on tantivy: BM25 over approved text plus identifier-aware and exact-name fields.
+
+Every upsert/delete call commits and reloads before it returns, so a write the caller saw succeed is
+durable and searchable (the index journal may then mark it complete); `flush()` only reloads.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from types import TracebackType
+
+from tantivy import DocAddress, Document, Index, IndexWriter, Searcher
+
+from graphctx.adapters.tantivy.analysis import EN_ANALYSER, english_analyser
+from graphctx.adapters.tantivy.query import scope_filter, search_query
+from graphctx.adapters.tantivy.schema import (
+    CONTENT_HASH,
+    ENTITY_ID,
+    KEY,
+    SCOPE_FIELDS,
+    build_schema,
+    doc_key,
+    to_document,
+)
+from graphctx.bounds import clamp
+from graphctx.errors import BackendError, BackendUnavailable, InputError
+from graphctx.ports import Capabilities, LexicalDoc, LexicalHit
+from graphctx.scope import Scope
+
+MAX_K = 100
+_TIE_PAD = 16  # fetched beyond k so a tie at the k-th score can be ordered by entity id
+_WRITER_HEAP = 64_000_000
+
+
+class TantivyLexicalIndex:
+    """One index directory (or RAM when `path` is None) with one writer for the object's life."""
+
+    name = "tantivy"
+
+    def __init__(self, path: Path | None) -> None:
+        self._path = path
+        self._schema = build_schema()
+        self._english = english_analyser()
+        self._lock = threading.Lock()
+        try:
+            if path is None:
+                self._index = Index(self._schema)
+            else:
+                path.mkdir(parents=True, exist_ok=True)
+                self._index = Index(self._schema, path=str(path), reuse=True)
+            # custom analysers are not persisted: register before any writer or query needs one
+            self._index.register_tokenizer(EN_ANALYSER, self._english)
+            self._writer: IndexWriter | None = self._index.writer(heap_size=_WRITER_HEAP, num_threads=1)
+        except ValueError as exc:
+            where = str(path) if path else "RAM"
+            if "LockBusy" in str(exc):
+                raise BackendUnavailable(
+                    f"tantivy index at {where} is locked by another writer (another process or an "
+                    "open TantivyLexicalIndex on the same directory)"
+                ) from exc
+            raise BackendError(f"cannot open tantivy index at {where}: {exc}") from exc
+        self._index.reload()
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities(
+            durable=self._path is not None,
+            concurrent_readers=True,
+            exact_search=True,
+            extra={"identifier_analysis": True, "exact_identifier_field": True, "stemming": True},
+        )
+
+    # writes ---------------------------------------------------------------------------------------
+
+    def upsert(self, scope: Scope, docs: Sequence[LexicalDoc]) -> None:
+        latest = {doc.entity_id: doc for doc in docs}  # last one wins inside a batch
+        if latest:
+            # built one at a time while writing, so a 100k batch never holds 100k documents in memory
+            built = ((doc_key(scope, doc.entity_id), to_document(scope, doc)) for doc in latest.values())
+            self._write("upsert", built)
+
+    def delete(self, scope: Scope, entity_ids: Sequence[str]) -> None:
+        keys = [(doc_key(scope, entity_id), None) for entity_id in dict.fromkeys(entity_ids)]
+        if keys:
+            self._write("delete", keys)
+
+    def flush(self) -> None:
+        with self._lock:
+            self._live_writer()
+            self._index.reload()
+
+    def close(self) -> None:
+        with self._lock:
+            writer, self._writer = self._writer, None
+            if writer is not None:
+                writer.wait_merging_threads()  # consumes the writer and releases the directory lock
+
+    def __enter__(self) -> TantivyLexicalIndex:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    # reads ----------------------------------------------------------------------------------------
+
+    def search(self, scope: Scope, text: str, k: int) -> list[LexicalHit]:
+        """At most k (clamped to 1..100) hits, score descending, then entity id ascending."""
+        if not isinstance(text, str):
+            raise InputError(f"lexical query must be a string, got {type(text).__name__}", field="query")
+        if isinstance(k, bool) or not isinstance(k, int):
+            raise InputError(f"k must be an integer, got {type(k).__name__}", field="k")
+        k = clamp(k, 1, MAX_K)
+        self._live_writer()
+        query = search_query(self._schema, scope, text, self._english)
+        if query is None:
+            return []
+        searcher = self._index.searcher()
+        limit = k + _TIE_PAD
+        while True:
+            found = searcher.search(query, limit, count=False).hits
+            # done when everything tied with the k-th score is inside what was fetched
+            if len(found) < limit or found[-1][0] < found[k - 1][0]:
+                break
+            limit *= 4
+        cutoff = found[k - 1][0] if len(found) >= k else float("-inf")
+        hits = [self._hit(searcher, address, score) for score, address in found if score >= cutoff]
+        hits.sort(key=lambda h: (-h.score, h.entity_id))
+        return hits[:k]
+
+    def hashes(self, scope: Scope) -> dict[str, str]:
+        """{entity_id: content_hash} for every document of the scope, read from one snapshot."""
+        self._live_writer()
+        searcher = self._index.searcher()
+        query = scope_filter(self._schema, scope)
+        total: int = searcher.search(query, 1, count=True).count or 0  # type: ignore[attr-defined]
+        if total == 0:
+            return {}
+        found = searcher.search(query, total, count=False).hits
+        out: dict[str, str] = {}
+        for _, address in found:
+            stored = searcher.doc(address)
+            out[_text(stored, ENTITY_ID)] = _text(stored, CONTENT_HASH)
+        return out
+
+    # internals ------------------------------------------------------------------------------------
+
+    def _hit(self, searcher: Searcher, address: DocAddress, score: float) -> LexicalHit:
+        stored = searcher.doc(address)
+        tenant_id, namespace, graph_id = (_text(stored, f) for f in SCOPE_FIELDS)
+        return LexicalHit(
+            entity_id=_text(stored, ENTITY_ID),
+            score=float(score),
+            tenant_id=tenant_id,
+            namespace=namespace,
+            graph_id=graph_id,
+            content_hash=_text(stored, CONTENT_HASH),
+        )
+
+    def _live_writer(self) -> IndexWriter:
+        if self._writer is None:
+            raise BackendUnavailable("tantivy lexical index is closed")
+        return self._writer
+
+    def _write(self, op: str, entries: Iterable[tuple[str, Document | None]]) -> None:
+        """Replace (or, with None, remove) each key's document; one commit for the whole call."""
+        with self._lock:
+            writer = self._live_writer()
+            try:
+                for key, document in entries:
+                    writer.delete_documents_by_term(KEY, key)
+                    if document is not None:
+                        writer.add_document(document)
+                writer.commit()
+            except Exception as exc:
+                writer.rollback()  # nothing of a failed call stays pending for the next commit
+                if isinstance(exc, ValueError | RuntimeError):
+                    raise BackendError(f"tantivy {op} failed: {exc}") from exc
+                raise
+            self._index.reload()
+
+
+def _text(stored: Document, field: str) -> str:
+    value = stored.get_first(field)
+    return value if isinstance(value, str) else ""
