@@ -17,7 +17,11 @@ class GraphctxError(Exception):
         self.details = details
 
     def to_dict(self) -> dict[str, Any]:
-        return {"code": self.code, "message": self.message, **({"details": self.details} if self.details else {})}
+        return {
+            "code": self.code,
+            "message": self.message,
+            **({"details": self.details} if self.details else {}),
+        }
 
 
 class InputError(GraphctxError):

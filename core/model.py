@@ -41,12 +41,35 @@ class EdgeKind(StrEnum):
 
 MEMORY_PREDICATES: frozenset[str] = frozenset(
     {
-        "owns", "owned_by", "member_of", "leads", "reports_to", "works_on", "on_call_for",
-        "depends_on", "calls_service", "part_of", "runs_on", "deployed_to", "stores_data_in", "uses",
-        "caused", "affected", "resolved_by", "mitigated_by", "decided", "decided_by", "supersedes",
-        "located_in", "relates_to", "has_status", "has_property", "note", "said",
+        "owns",
+        "owned_by",
+        "member_of",
+        "leads",
+        "reports_to",
+        "works_on",
+        "on_call_for",
+        "depends_on",
+        "calls_service",
+        "part_of",
+        "runs_on",
+        "deployed_to",
+        "stores_data_in",
+        "uses",
+        "caused",
+        "affected",
+        "resolved_by",
+        "mitigated_by",
+        "decided",
+        "decided_by",
+        "supersedes",
+        "located_in",
+        "relates_to",
+        "has_status",
+        "has_property",
+        "note",
+        "said",
     }
-)  # fmt: skip
+)
 PREDICATES: frozenset[str] = MEMORY_PREDICATES | frozenset(k.value for k in EdgeKind)
 
 
@@ -118,9 +141,16 @@ class Entity(_Frozen):
     def content_hash(self) -> str:
         """Hash of everything the indexes derive from this entity; a change means a stale index entry."""
         return stable_hash(
-            self.name, self.type, list(self.aliases), self.summary, self.qualified_name, self.path,
-            self.line_start, self.line_end, self.signature,
-        )  # fmt: skip
+            self.name,
+            self.type,
+            list(self.aliases),
+            self.summary,
+            self.qualified_name,
+            self.path,
+            self.line_start,
+            self.line_end,
+            self.signature,
+        )
 
     def display_name(self) -> str:
         return self.qualified_name or self.name
@@ -165,7 +195,9 @@ class Fact(_Frozen):
         if self.valid_from and self.valid_to and self.valid_to < self.valid_from:
             raise ValueError("valid_to is before valid_from")
         if not self.id:
-            object.__setattr__(self, "id", "f_" + stable_hash(self.subject_id, self.predicate, self.object_id, self.value))
+            object.__setattr__(
+                self, "id", "f_" + stable_hash(self.subject_id, self.predicate, self.object_id, self.value)
+            )
         else:
             bounds.check_text("fact id", self.id, bounds.ID_BYTES)
         return self

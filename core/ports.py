@@ -149,6 +149,9 @@ class Embedder(Protocol):
 
     model_id: str
     dimension: int
+    similarity_floor: float
+    """Cosine below which a dense hit is noise for this model (measured per model); the dense leg
+    drops such hits so an unrelated query finds nothing instead of the nearest strangers."""
 
     def embed(self, texts: Sequence[str]) -> Vector:
         """Shape (len(texts), dimension), float32."""

@@ -14,6 +14,7 @@ GROUPS = {
     "lexical": "graphctx.lexical_indexes",
     "vector": "graphctx.vector_indexes",
     "embedder": "graphctx.embedders",
+    "journal": "graphctx.journals",
 }
 
 
@@ -24,7 +25,9 @@ def available(kind: str) -> list[str]:
 def factory(kind: str, name: str) -> Callable[..., Any]:
     matches = [ep for ep in entry_points(group=GROUPS[kind]) if ep.name == name]
     if not matches:
-        raise ConfigError(f"no {kind} backend named {name!r}; available: {', '.join(available(kind)) or 'none'}")
+        raise ConfigError(
+            f"no {kind} backend named {name!r}; available: {', '.join(available(kind)) or 'none'}"
+        )
     try:
         loaded: Callable[..., Any] = matches[0].load()
     except ImportError as exc:

@@ -20,16 +20,19 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="GRAPHCTX_", extra="ignore")
 
     data_dir: Path = Field(default_factory=_default_data_dir, description="Where embedded stores live.")
-    tenant_id: str = Field("local", description="Tenant of the local operator (CLI).")
-    namespace: str = Field("default", description="Namespace of the local operator (CLI).")
+    tenant_id: str = Field(default="local", description="Tenant of the local operator (CLI).")
+    namespace: str = Field(default="default", description="Namespace of the local operator (CLI).")
 
-    graph_backend: str = Field("sqlite", description="Graph store entry point name.")
-    lexical_backend: str = Field("tantivy", description="Lexical index entry point name.")
-    vector_backend: str = Field("qdrant-edge", description="Vector index entry point name.")
-    embedder: str = Field("wordllama", description="Embedder entry point name.")
+    graph_backend: str = Field(default="sqlite", description="Graph store entry point name.")
+    lexical_backend: str = Field(default="tantivy", description="Lexical index entry point name.")
+    vector_backend: str = Field(default="qdrant-edge", description="Vector index entry point name.")
+    embedder: str = Field(default="wordllama", description="Embedder entry point name.")
+    journal_backend: str = Field(default="sqlite", description="Durable index-journal entry point name.")
 
-    qdrant_url: str | None = Field(None, description="Qdrant server URL (vector_backend=qdrant-server).")
+    qdrant_url: str | None = Field(
+        default=None, description="Qdrant server URL (vector_backend=qdrant-server)."
+    )
     qdrant_api_key: SecretStr | None = None
 
-    deadline_s: float = Field(10.0, gt=0, le=120, description="Deadline of a whole operation.")
-    dense_deadline_s: float = Field(2.0, gt=0, le=60, description="Budget of the dense leg.")
+    deadline_s: float = Field(default=10.0, gt=0, le=120, description="Deadline of a whole operation.")
+    dense_deadline_s: float = Field(default=2.0, gt=0, le=60, description="Budget of the dense leg.")

@@ -217,34 +217,88 @@ class Template(Generic[P, R]):
         return f"{self.name}@v{self.version}"
 
 
-ENTITY_UPSERT = Template("entity.upsert", 1, EntityUpsertParams, UpsertResult,
-                         "Insert or replace entities by id; created_at is kept on replace.")
-ENTITY_GET = Template("entity.get_by_ids", 1, EntityGetParams, EntityList,
-                      "Hydrate entities by id, in the order of the ids given; missing ids are absent.")
-ENTITY_FIND_EXACT = Template("entity.find_exact", 1, EntityFindExactParams, ExactMatches,
-                             "Equality lookup on id, qualified name, name and alias.")
-ENTITY_DELETE = Template("entity.delete", 1, EntityDeleteParams, DeleteResult,
-                         "Delete entities and every fact that touches them.")
-ENTITY_HASHES = Template("entity.hashes", 1, EntityHashesParams, HashPage,
-                         "Page through (id, content hash) in id order; what reconcile compares.")
-FACT_UPSERT = Template("fact.upsert", 1, FactUpsertParams, UpsertResult,
-                       "Insert or replace facts; both endpoints must exist in the scope.")
-FACT_INVALIDATE = Template("fact.invalidate", 1, FactInvalidateParams, CountResult,
-                           "Set valid_to on facts; the rows are kept.")
-FACTS_FROM_ROOTS = Template("fact.from_roots", 1, FactsFromRootsParams, FactList,
-                            "Facts touching the roots, valid at as_of unless include_invalid.")
-NEIGHBOURHOOD = Template("graph.neighbourhood", 1, NeighbourhoodParams, Subgraph,
-                         "Bounded 1-2 hop expansion with edge allowlist, direction and limits.")
-SHORTEST_PATH = Template("graph.shortest_path", 1, ShortestPathParams, PathResult,
-                         "Bounded shortest path; ties broken by the smallest id sequence.")
+ENTITY_UPSERT = Template(
+    "entity.upsert",
+    1,
+    EntityUpsertParams,
+    UpsertResult,
+    "Insert or replace entities by id; created_at is kept on replace.",
+)
+ENTITY_GET = Template(
+    "entity.get_by_ids",
+    1,
+    EntityGetParams,
+    EntityList,
+    "Hydrate entities by id, in the order of the ids given; missing ids are absent.",
+)
+ENTITY_FIND_EXACT = Template(
+    "entity.find_exact",
+    1,
+    EntityFindExactParams,
+    ExactMatches,
+    "Equality lookup on id, qualified name, name and alias.",
+)
+ENTITY_DELETE = Template(
+    "entity.delete", 1, EntityDeleteParams, DeleteResult, "Delete entities and every fact that touches them."
+)
+ENTITY_HASHES = Template(
+    "entity.hashes",
+    1,
+    EntityHashesParams,
+    HashPage,
+    "Page through (id, content hash) in id order; what reconcile compares.",
+)
+FACT_UPSERT = Template(
+    "fact.upsert",
+    1,
+    FactUpsertParams,
+    UpsertResult,
+    "Insert or replace facts; both endpoints must exist in the scope.",
+)
+FACT_INVALIDATE = Template(
+    "fact.invalidate", 1, FactInvalidateParams, CountResult, "Set valid_to on facts; the rows are kept."
+)
+FACTS_FROM_ROOTS = Template(
+    "fact.from_roots",
+    1,
+    FactsFromRootsParams,
+    FactList,
+    "Facts touching the roots, valid at as_of unless include_invalid.",
+)
+NEIGHBOURHOOD = Template(
+    "graph.neighbourhood",
+    1,
+    NeighbourhoodParams,
+    Subgraph,
+    "Bounded 1-2 hop expansion with edge allowlist, direction and limits.",
+)
+SHORTEST_PATH = Template(
+    "graph.shortest_path",
+    1,
+    ShortestPathParams,
+    PathResult,
+    "Bounded shortest path; ties broken by the smallest id sequence.",
+)
 SCOPE_STATS = Template("scope.stats", 1, NoParams, ScopeStats, "Counts of what the scope holds.")
-SCOPE_CLEAR = Template("scope.clear", 1, NoParams, CountResult, "Delete everything in the scope (admin/tests).")
+SCOPE_CLEAR = Template(
+    "scope.clear", 1, NoParams, CountResult, "Delete everything in the scope (admin/tests)."
+)
 # fmt: on
 
 CATALOG: dict[str, Template[Any, Any]] = {
     t.name: t
     for t in (
-        ENTITY_UPSERT, ENTITY_GET, ENTITY_FIND_EXACT, ENTITY_DELETE, ENTITY_HASHES, FACT_UPSERT,
-        FACT_INVALIDATE, FACTS_FROM_ROOTS, NEIGHBOURHOOD, SHORTEST_PATH, SCOPE_STATS, SCOPE_CLEAR,
+        ENTITY_UPSERT,
+        ENTITY_GET,
+        ENTITY_FIND_EXACT,
+        ENTITY_DELETE,
+        ENTITY_HASHES,
+        FACT_UPSERT,
+        FACT_INVALIDATE,
+        FACTS_FROM_ROOTS,
+        NEIGHBOURHOOD,
+        SHORTEST_PATH,
+        SCOPE_STATS,
+        SCOPE_CLEAR,
     )
-}  # fmt: skip
+}

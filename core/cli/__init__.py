@@ -1,0 +1,331 @@
+"""The `graphctx` command line: human output by default, `--json` for machines."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from graphctx.cli import render
+from graphctx.envelope import dumps
+from graphctx.errors import AmbiguousName, GraphctxError, InputError
+from graphctx.scope import Scope
+from graphctx.service import ContextService
+from graphctx.settings import Settings
+
+app = typer.Typer(
+    name="graphctx",
+    help="Ranked, sourced, tenant-isolated context for AI agents out of a code-and-memory graph.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+out = Console()
+err = Console(stderr=True)
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print the canonical JSON answer.")]
+Tokens = Annotated[int | None, typer.Option("--max-tokens", help="Token budget (normalised to 256-20000).")]
+Ids = Annotated[bool, typer.Option("--ids", help="Include opaque full ids.")]
+
+
+class Context:
+    def __init__(self, data_dir: Path | None, tenant: str | None, namespace: str | None) -> None:
+        overrides: dict[str, Any] = {}
+        if data_dir is not None:
+            overrides["data_dir"] = data_dir
+        if tenant is not None:
+            overrides["tenant_id"] = tenant
+        if namespace is not None:
+            overrides["namespace"] = namespace
+        self.overrides = overrides
+
+    def settings(self, **extra: Any) -> Settings:
+        return Settings(**{**self.overrides, **extra})
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    data_dir: Annotated[Path | None, typer.Option(help="Data directory [env GRAPHCTX_DATA_DIR].")] = None,
+    tenant: Annotated[str | None, typer.Option(help="Tenant [env GRAPHCTX_TENANT_ID].")] = None,
+    namespace: Annotated[str | None, typer.Option(help="Namespace [env GRAPHCTX_NAMESPACE].")] = None,
+) -> None:
+    ctx.obj = Context(data_dir, tenant, namespace)
+
+
+@contextmanager
+def _service(ctx: typer.Context, as_json: bool, **extra: Any) -> Iterator[tuple[ContextService, Scope]]:
+    """Open the service, map typed errors to clear messages and exit codes."""
+    try:
+        settings = ctx.obj.settings(**extra)
+        scope = Scope(settings.tenant_id, settings.namespace)
+        with ContextService.open(settings) as service:
+            yield service, scope
+    except GraphctxError as exc:
+        _fail(exc, as_json)
+    except OSError as exc:
+        _fail(GraphctxError(f"{exc.strerror or exc}: {exc.filename or ''}".strip()), as_json)
+
+
+def _fail(exc: GraphctxError, as_json: bool) -> None:
+    if as_json:
+        out.print_json(dumps({"error": exc.to_dict()}))
+    elif isinstance(exc, AmbiguousName):
+        render.candidates(err, exc.message, exc.candidates)
+    else:
+        err.print(f"error [{exc.code}]: {exc.message}", style="red", markup=False, highlight=False)
+    raise typer.Exit(exc.exit_status)
+
+
+def _emit(as_json: bool, data: dict[str, Any], human: Callable[[], None]) -> None:
+    if as_json:
+        sys.stdout.write(dumps(data) + "\n")
+    else:
+        human()
+
+
+@app.command()
+def recall(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="What to recall, in words or identifiers.")],
+    max_tokens: Tokens = None,
+    depth: Annotated[int, typer.Option(help="Expansion hops (1-2).")] = 1,
+    ids: Ids = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Ranked memory and code context for a query, as an evidence envelope."""
+    with _service(ctx, as_json) as (service, scope):
+        env = service.recall(scope, query, max_tokens=max_tokens, depth=depth, include_ids=ids)
+    _emit(as_json, env, lambda: render.envelope(out, env))
+
+
+@app.command()
+def explain(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Id, qualified name, path::name, or an unambiguous name.")],
+    max_tokens: Tokens = None,
+    history: Annotated[bool, typer.Option(help="Include facts that are no longer valid.")] = True,
+    ids: Ids = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Everything remembered about one entity, current facts first."""
+    with _service(ctx, as_json) as (service, scope):
+        env = service.explain(scope, name, max_tokens=max_tokens, include_history=history, include_ids=ids)
+    _emit(as_json, env, lambda: render.envelope(out, env))
+
+
+@app.command()
+def neighbourhood(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="The entity to start from.")],
+    depth: Annotated[int, typer.Option(help="Hops (1-2).")] = 1,
+    edge: Annotated[list[str] | None, typer.Option(help="Edge type to follow (repeatable).")] = None,
+    direction: Annotated[str, typer.Option(help="out, in or both.")] = "both",
+    limit: Annotated[int, typer.Option(help="Most nodes to return.")] = 50,
+    max_tokens: Tokens = None,
+    ids: Ids = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """The entities around one entity, bounded."""
+    with _service(ctx, as_json) as (service, scope):
+        env = service.neighbourhood(
+            scope,
+            name,
+            depth=depth,
+            edge_types=edge or (),
+            direction=direction,
+            limit=limit,
+            max_tokens=max_tokens,
+            include_ids=ids,
+        )
+    _emit(as_json, env, lambda: render.envelope(out, env))
+
+
+@app.command()
+def path(
+    ctx: typer.Context,
+    source: Annotated[str, typer.Argument(help="Start entity.")],
+    target: Annotated[str, typer.Argument(help="End entity.")],
+    max_depth: Annotated[int, typer.Option(help="Most hops (1-4).")] = 4,
+    edge: Annotated[list[str] | None, typer.Option(help="Edge type to follow (repeatable).")] = None,
+    max_tokens: Tokens = None,
+    ids: Ids = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """The shortest path between two entities."""
+    with _service(ctx, as_json) as (service, scope):
+        env = service.path(
+            scope,
+            source,
+            target,
+            max_depth=max_depth,
+            edge_types=edge or (),
+            max_tokens=max_tokens,
+            include_ids=ids,
+        )
+    _emit(as_json, env, lambda: render.envelope(out, env))
+
+
+def _count_lines(path: Path) -> int:
+    with path.open("rb") as fh:
+        return sum(1 for line in fh if line.strip())
+
+
+@app.command()
+def remember(
+    ctx: typer.Context,
+    file: Annotated[
+        Path | None, typer.Option("--file", "-f", help="JSONL of entities and facts ('-' = stdin).")
+    ] = None,
+    entity: Annotated[
+        list[str] | None, typer.Option(help="One entity as a JSON object (repeatable).")
+    ] = None,
+    fact: Annotated[list[str] | None, typer.Option(help="One fact as a JSON object (repeatable).")] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Store entities and facts: the graph first, then the indexes."""
+    with _service(ctx, as_json) as (service, scope):
+        if file is not None:
+            report = _load(service, scope, file, as_json)
+        else:
+            try:
+                ents = [json.loads(e) for e in entity or []]
+                facts = [json.loads(f) for f in fact or []]
+            except json.JSONDecodeError as exc:
+                raise InputError(f"--entity/--fact must be JSON objects ({exc.msg})") from None
+            if not ents and not facts:
+                raise InputError("nothing to remember: give --file, --entity or --fact")
+            report = service.remember(scope, ents, facts)
+    _emit(as_json, report, lambda: render.report(out, "remembered", report))
+
+
+def _load(service: ContextService, scope: Scope, file: Path, as_json: bool) -> dict[str, Any]:
+    if str(file) == "-":
+        return service.remember_jsonl(scope, sys.stdin)
+    total = _count_lines(file)
+    with file.open(encoding="utf-8") as fh, _progress(as_json) as bar:
+        task = bar.add_task(f"loading {file.name}", total=total)
+        return service.remember_jsonl(scope, fh, progress=lambda n: bar.advance(task, n))
+
+
+@contextmanager
+def _progress(quiet: bool) -> Iterator[Progress]:
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        disable=quiet or not err.is_terminal,
+    )
+    with bar:
+        yield bar
+
+
+@app.command()
+def forget(
+    ctx: typer.Context,
+    entity: Annotated[
+        list[str] | None, typer.Option(help="Entity id to delete, with its facts (repeatable).")
+    ] = None,
+    fact: Annotated[
+        list[str] | None, typer.Option(help="Fact id to invalidate; the row is kept (repeatable).")
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Delete entities or invalidate facts."""
+    with _service(ctx, as_json) as (service, scope):
+        if not entity and not fact:
+            raise InputError("nothing to forget: give --entity or --fact")
+        report = service.forget(scope, entity or [], fact or [])
+    _emit(as_json, report, lambda: render.report(out, "forgotten", report))
+
+
+@app.command()
+def reconcile(ctx: typer.Context, as_json: JsonFlag = False) -> None:
+    """Repair the indexes from the graph: replay pending work, then compare by id and content hash."""
+    with _service(ctx, as_json) as (service, scope), _progress(as_json) as bar:
+        task = bar.add_task("comparing", total=None)
+        report = service.reconcile(scope, progress=lambda n: bar.advance(task, n))
+    _emit(as_json, report, lambda: render.report(out, "reconciled", report))
+
+
+@app.command()
+def status(ctx: typer.Context, as_json: JsonFlag = False) -> None:
+    """What the scope holds and how the stores are doing."""
+    with _service(ctx, as_json) as (service, scope):
+        report = service.status(scope)
+    _emit(as_json, report, lambda: render.report(out, "status", _flat(report)))
+
+
+def _flat(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, dict) and value:
+            flat.update(_flat(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+DEMO_QUERIES = ("who owns checkout-api", "payment latency incident", "why did we move off Redis")
+
+
+@app.command()
+def demo(
+    ctx: typer.Context,
+    data_dir: Annotated[
+        Path | None, typer.Option(help="Fresh directory for the demo (default: a new temp dir).")
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Load the bundled sample memory into a fresh data directory and run a few recalls."""
+    from graphctx.demo import sample_path
+
+    target = data_dir or Path(tempfile.mkdtemp(prefix="graphctx-demo-"))
+    if target.exists() and any(target.iterdir()):
+        _fail(InputError(f"{target} is not empty; the demo needs a fresh data directory"), as_json)
+    answers = []
+    with _service(ctx, as_json, data_dir=target, tenant_id="demo", namespace="default") as (service, scope):
+        with sample_path().open(encoding="utf-8") as fh, _progress(as_json) as bar:
+            task = bar.add_task("loading sample memory", total=_count_lines(sample_path()))
+            loaded = service.remember_jsonl(scope, fh, progress=lambda n: bar.advance(task, n))
+        if not as_json:
+            out.print(f"[bold green]Loaded the sample memory into {target}[/bold green]", highlight=False)
+            render.report(out, "loaded", {"entities": loaded["entities"], "facts": loaded["facts"]})
+        for query in DEMO_QUERIES:
+            env = service.recall(scope, query)
+            answers.append({"query": query, "answer": env})
+            if not as_json:
+                out.rule(f"recall: {query}")
+                render.envelope(out, env)
+    if as_json:
+        sys.stdout.write(dumps({"data_dir": str(target), "recalls": answers}) + "\n")
+    else:
+        out.print(
+            f"\nTry: GRAPHCTX_DATA_DIR={target} GRAPHCTX_TENANT_ID=demo graphctx explain checkout-api",
+            highlight=False,
+            markup=False,
+        )
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        raise SystemExit(130) from None
+    except Exception as exc:  # a crash is a bug; say so plainly, keep the traceback for debugging
+        if os.environ.get("GRAPHCTX_DEBUG"):
+            raise
+        err.print(f"internal error: {type(exc).__name__}: {exc}", style="red", markup=False)
+        raise SystemExit(70) from None

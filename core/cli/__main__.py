@@ -1,0 +1,3 @@
+from graphctx.cli import main
+
+main()

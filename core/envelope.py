@@ -1,0 +1,125 @@
+"""The evidence envelope: canonical JSON, the bytes/4 token estimate, and fitting under a budget.
+
+The size of an answer must not depend on the instant it was produced, so timings are measured
+against a fixed-width placeholder and `used_tokens` is an upper bound computed once.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphctx.errors import BudgetError
+
+ENVELOPE_VERSION = 1
+_TIMING_PLACEHOLDER = 99999.999
+_TOKENS_PLACEHOLDER = 99999
+
+
+def dumps(data: Any) -> str:
+    """The canonical serialisation every transport returns."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+def size_bytes(data: Any) -> int:
+    return len(dumps(data).encode("utf-8"))
+
+
+def tokens_for(n_bytes: int) -> int:
+    return math.ceil(n_bytes / 4)
+
+
+@dataclass
+class Option:
+    """One way to render an entry, with what this rendering leaves out."""
+
+    rendering: dict[str, Any]
+    omissions: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Budget:
+    """Fits entries into an envelope so its JSON never exceeds `limit_bytes`."""
+
+    def __init__(self, envelope: dict[str, Any], max_tokens: int, byte_cap: int | None = None) -> None:
+        self.envelope = envelope
+        self.limit = max_tokens * 4 if byte_cap is None else min(max_tokens * 4, byte_cap)
+        envelope.setdefault("omissions", [])
+        envelope["truncated"] = False
+
+    def measure(self) -> int:
+        """Size with fixed-width placeholders for timings and the token count."""
+        probe = dict(self.envelope)
+        if "timings_ms" in probe:
+            probe["timings_ms"] = dict.fromkeys(probe["timings_ms"], _TIMING_PLACEHOLDER)
+        probe["budget"] = {**probe.get("budget", {}), "used_tokens": _TOKENS_PLACEHOLDER}
+        return size_bytes(probe)
+
+    def fits(self) -> bool:
+        return self.measure() <= self.limit
+
+    def require_fit(self, what: str) -> None:
+        if not self.fits():
+            raise BudgetError(
+                f"{what} does not fit in {self.limit // 4} tokens ({self.measure()} bytes needed); "
+                "raise max_tokens",
+                needed_tokens=tokens_for(self.measure()),
+                max_tokens=self.limit // 4,
+            )
+
+    def place(self, key: str, entries: list[tuple[str, list[Option]]], *, required: int = 0) -> None:
+        """Append each entry's richest option that fits; stop at the first entry none of whose
+        options fit and name what was left out. `required` entries must fit or it is a BudgetError."""
+        target: list[dict[str, Any]] = self.envelope.setdefault(key, [])
+        omissions: list[dict[str, Any]] = self.envelope["omissions"]
+        placed: list[tuple[str, Option]] = []
+        for index, (label, options) in enumerate(entries):
+            for option in options:
+                target.append(option.rendering)
+                omissions.extend(option.omissions)
+                if self.fits():
+                    placed.append((label, option))
+                    break
+                self._unplace(key, option)
+            else:
+                if index < required:
+                    raise BudgetError(
+                        f"the subject {label!r} does not fit in {self.limit // 4} tokens; raise max_tokens",
+                        max_tokens=self.limit // 4,
+                    )
+                self._omit_rest(key, placed, [name for name, _ in entries[index:]])
+                return
+
+    def _unplace(self, key: str, option: Option) -> None:
+        self.envelope[key].pop()
+        omissions = self.envelope["omissions"]
+        del omissions[len(omissions) - len(option.omissions) :]
+
+    def _omit_rest(self, key: str, placed: list[tuple[str, Option]], labels: list[str]) -> None:
+        record: dict[str, Any] = {"what": key, "count": len(labels), "reason": "budget", "names": labels[:5]}
+        self.envelope["omissions"].append(record)
+        while not self.fits() and placed:
+            label, option = placed.pop()
+            self.envelope["omissions"].remove(record)
+            self._unplace(key, option)
+            labels.insert(0, label)
+            record.update(count=len(labels), names=labels[:5])
+            self.envelope["omissions"].append(record)
+        if not self.fits():
+            self.envelope["omissions"].remove(record)
+            self.require_fit("the envelope")
+
+    def note(self, omission: dict[str, Any]) -> None:
+        """Record an omission decided elsewhere (clamps, deadlines); it must fit too."""
+        self.envelope["omissions"].append(omission)
+        self.require_fit("the envelope with its omissions")
+
+    def finish(self, timings_ms: dict[str, float]) -> dict[str, Any]:
+        self.envelope["truncated"] = self.envelope["truncated"] or bool(self.envelope["omissions"])
+        used = tokens_for(self.measure())
+        self.envelope["budget"] = {**self.envelope.get("budget", {}), "used_tokens": used}
+        self.envelope["timings_ms"] = {
+            k: min(round(v, 3), _TIMING_PLACEHOLDER) for k, v in timings_ms.items()
+        }
+        return self.envelope

@@ -1,0 +1,81 @@
+"""Ambiguity-safe name resolution: exact id, then qualified name, then `path::name`, then a plain
+name or alias only when it is unambiguous; otherwise the ranked candidates with the identity to use."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graphctx import bounds
+from graphctx.errors import AmbiguousName, NotFound
+from graphctx.model import Entity
+from graphctx.ports import GraphStore
+from graphctx.retrieval.isolation import Isolation
+from graphctx.scope import Scope
+from graphctx.templates import ENTITY_FIND_EXACT, EntityFindExactParams, ExactField
+
+MAX_CANDIDATES = 20
+
+
+def identity(entity: Entity, clash: bool) -> str:
+    """The string that resolves to exactly this entity: qualified name or path::name when unique,
+    else the id."""
+    if entity.qualified_name and not clash:
+        return entity.qualified_name
+    if entity.path and not clash:
+        return f"{entity.path}::{entity.name}"
+    return entity.id
+
+
+def _find(graph: GraphStore, scope: Scope, value: str, fields: tuple[ExactField, ...]) -> list[Entity]:
+    params = EntityFindExactParams(values=(value,), fields=fields, limit=MAX_CANDIDATES + 1)
+    isolation = Isolation(scope)
+    return [
+        m.entity
+        for m in graph.run(ENTITY_FIND_EXACT, scope, params).matches
+        if isolation.admit_entity(m.entity)
+    ]
+
+
+def candidates_of(entities: list[Entity]) -> list[dict[str, Any]]:
+    by_identity: dict[str, int] = {}
+    for e in entities:
+        key = e.qualified_name or (f"{e.path}::{e.name}" if e.path else e.id)
+        by_identity[key] = by_identity.get(key, 0) + 1
+    out = []
+    for e in sorted(entities, key=lambda e: (e.type, e.qualified_name or e.name, e.id)):
+        key = e.qualified_name or (f"{e.path}::{e.name}" if e.path else e.id)
+        cand: dict[str, Any] = {"identity": identity(e, by_identity[key] > 1), "name": e.name, "type": e.type}
+        if e.path:
+            cand["path"] = e.path
+        if e.summary:
+            cand["summary"] = e.summary[:120]
+        out.append(cand)
+    return out[:MAX_CANDIDATES]
+
+
+def resolve(graph: GraphStore, scope: Scope, name: str) -> Entity:
+    name = bounds.check_selector("name", name)
+    for fields in (("id",), ("qualified_name",)):
+        found = _find(graph, scope, name, fields)
+        if len(found) == 1:
+            return found[0]
+        if len(found) > 1:
+            raise AmbiguousName(name, candidates_of(found))
+    if "::" in name:
+        path, _, plain = name.rpartition("::")
+        found = [e for e in _find(graph, scope, plain, ("name",)) if e.path and _same_path(e.path, path)]
+        if len(found) == 1:
+            return found[0]
+        if len(found) > 1:
+            raise AmbiguousName(name, candidates_of(found))
+    for fields in (("name",), ("alias",)):
+        found = _find(graph, scope, name, fields)  # type: ignore[arg-type]
+        if len(found) == 1:
+            return found[0]
+        if len(found) > 1:
+            raise AmbiguousName(name, candidates_of(found))
+    raise NotFound(f"no entity named {name[:80]!r} in this scope", name=name[:80])
+
+
+def _same_path(stored: str, given: str) -> bool:
+    return stored == given or stored.endswith("/" + given.lstrip("/"))

@@ -1,0 +1,356 @@
+"""The read trunk: exact first, BM25 and dense legs, RRF, hydration, isolation, expansion, budget."""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import Executor, TimeoutError
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from graphctx import bounds
+from graphctx.clock import Clock, iso
+from graphctx.envelope import ENVELOPE_VERSION, Budget, Option
+from graphctx.errors import DeadlineExceeded, GraphctxError, InvalidVector
+from graphctx.model import Entity, Fact
+from graphctx.ports import LexicalHit, VectorHit
+from graphctx.retrieval.exact import exact_candidates
+from graphctx.retrieval.fusion import rrf
+from graphctx.retrieval.isolation import Isolation
+from graphctx.retrieval.render import entity_card, fact_line, facts_about, item_options
+from graphctx.scope import Scope
+from graphctx.stores import Stores
+from graphctx.templates import (
+    CATALOG_VERSION,
+    ENTITY_FIND_EXACT,
+    ENTITY_GET,
+    FACTS_FROM_ROOTS,
+    NEIGHBOURHOOD,
+    EntityFindExactParams,
+    EntityGetParams,
+    FactsFromRootsParams,
+    NeighbourhoodParams,
+)
+from graphctx.vectors import checked_vector
+
+
+class Stopwatch:
+    def __init__(self) -> None:
+        self.start = time.perf_counter()
+        self.laps: dict[str, float] = {}
+
+    def lap(self, stage: str, since: float) -> float:
+        now = time.perf_counter()
+        self.laps[stage] = (now - since) * 1000.0
+        return now
+
+    def total(self) -> dict[str, float]:
+        return {**self.laps, "total": (time.perf_counter() - self.start) * 1000.0}
+
+
+@dataclass
+class Deadline:
+    seconds: float
+    started: float = field(default_factory=time.monotonic)
+
+    def remaining(self) -> float:
+        return self.seconds - (time.monotonic() - self.started)
+
+    def check(self, stage: str) -> None:
+        if self.remaining() <= 0:
+            raise DeadlineExceeded(f"the {self.seconds:g} s deadline passed before {stage}", stage=stage)
+
+
+FOLLOW_UP_CHARS = 120
+STAGES = ("exact", "legs", "fuse", "hydrate", "expand", "budget")
+
+
+@dataclass
+class Candidate:
+    entity: Entity
+    exact: str | None = None
+    ranks: dict[str, int] = field(default_factory=dict)
+    score: float = 0.0
+
+
+class Retriever:
+    def __init__(
+        self,
+        stores: Stores,
+        executor: Executor,
+        clock: Clock,
+        deadline_s: float = bounds.DEADLINE_S,
+        dense_deadline_s: float = bounds.DENSE_DEADLINE_S,
+    ) -> None:
+        self.stores = stores
+        self.executor = executor
+        self.clock = clock
+        self.deadline_s = deadline_s
+        self.dense_deadline_s = dense_deadline_s
+
+    # -- legs ---------------------------------------------------------------------------------
+
+    def _dense(self, scope: Scope, query: str) -> list[VectorHit]:
+        embedder, vector = self.stores.embedder, self.stores.vector
+        assert embedder is not None and vector is not None
+        query_vector = checked_vector(embedder.embed([query])[0], embedder.dimension)
+        hits = vector.search(scope, query_vector.tolist(), bounds.LEG_CANDIDATES)
+        return [h for h in hits if h.score >= embedder.similarity_floor]
+
+    def _legs(
+        self, scope: Scope, query: str, deadline: Deadline, legs: dict[str, Any]
+    ) -> tuple[list[LexicalHit], list[VectorHit]]:
+        dense_future = None
+        if self.stores.vector is not None and self.stores.embedder is not None:
+            dense_future = self.executor.submit(self._dense, scope, query)
+        else:
+            legs["dense"] = {"status": "disabled"}
+        lexical_hits: list[LexicalHit] = []
+        try:
+            lexical_hits = self.stores.lexical.search(scope, query, bounds.LEG_CANDIDATES)
+            legs["bm25"] = {"status": "ok", "hits": len(lexical_hits)}
+        except GraphctxError as exc:
+            legs["bm25"] = {"status": "error", "error": exc.code}
+        dense_hits: list[VectorHit] = []
+        if dense_future is not None:
+            budget = max(0.0, min(self.dense_deadline_s, deadline.remaining()))
+            try:
+                dense_hits = dense_future.result(timeout=budget)
+                legs["dense"] = {"status": "ok", "hits": len(dense_hits)}
+            except TimeoutError:
+                dense_future.cancel()
+                legs["dense"] = {"status": "timeout", "budget_s": self.dense_deadline_s}
+            except InvalidVector:
+                legs["dense"] = {"status": "invalid_vector"}
+            except Exception as exc:  # any embedder/vector failure degrades to lexical
+                legs["dense"] = {"status": "error", "error": getattr(exc, "code", type(exc).__name__)}
+            if legs["dense"]["status"] != "ok":
+                legs["dense"]["fallback"] = "lexical"
+        return lexical_hits[: bounds.LEG_CANDIDATES], dense_hits[: bounds.LEG_CANDIDATES]
+
+    # -- recall -------------------------------------------------------------------------------
+
+    def recall(
+        self,
+        scope: Scope,
+        query: str,
+        *,
+        max_tokens: int | None = None,
+        depth: int = 1,
+        include_ids: bool = False,
+    ) -> dict[str, Any]:
+        query = bounds.check_query(query)
+        tokens = bounds.normalise_tokens(max_tokens, bounds.DEFAULT_RECALL_TOKENS)
+        depth = bounds.clamp(depth, 1, bounds.MAX_HOPS)
+        deadline = Deadline(self.deadline_s)
+        watch = Stopwatch()
+        as_of = self.clock()
+        isolation = Isolation(scope)
+        graph = self.stores.graph
+
+        t = watch.start
+        exact = graph.run(
+            ENTITY_FIND_EXACT, scope, EntityFindExactParams(values=tuple(exact_candidates(query)), limit=16)
+        )
+        exact_hits = [m for m in exact.matches if isolation.admit_entity(m.entity)]
+        t = watch.lap("exact", t)
+        legs: dict[str, Any] = {"exact": {"status": "ok", "hits": len(exact_hits)}}
+
+        deadline.check("the search legs")
+        lexical_hits, dense_hits = self._legs(scope, query, deadline, legs)
+        lexical_hits = [h for h in lexical_hits if isolation.admit_hit(h)]
+        dense_hits = [h for h in dense_hits if isolation.admit_hit(h)]
+        t = watch.lap("legs", t)
+
+        fused = rrf({"bm25": [h.entity_id for h in lexical_hits], "dense": [h.entity_id for h in dense_hits]})
+        t = watch.lap("fuse", t)
+
+        deadline.check("hydration")
+        candidates, coverage = self._hydrate(scope, isolation, exact_hits, fused, lexical_hits, dense_hits)
+        selected = candidates[: bounds.MAX_ENTRIES]
+        coverage["returned"] = len(selected)
+        t = watch.lap("hydrate", t)
+
+        envelope = self._skeleton("recall", scope, as_of, tokens, legs, coverage, isolation)
+        budget = Budget(envelope, tokens, byte_cap=bounds.RECALL_JSON_BYTES)
+        budget.require_fit("the envelope")
+        facts: list[Fact] = []
+        names: dict[str, str] = {c.entity.id: c.entity.display_name() for c in selected}
+        related: list[dict[str, Any]] = []
+        if selected and deadline.remaining() > 0:
+            facts, names, related = self._expand(scope, isolation, selected, names, depth, as_of, budget)
+        elif selected:
+            budget.note({"what": "facts", "count": len(selected), "reason": "deadline"})
+        t = watch.lap("expand", t)
+
+        entries = []
+        shown: set[str] = set()  # each fact once, under the best-ranked item it touches
+        for rank, cand in enumerate(selected, start=1):
+            card = entity_card(cand.entity, include_ids=include_ids)
+            base = {"rank": rank, **card, "match": self._match(cand)}
+            mine = [f for f in facts_about(cand.entity.id, facts) if f.id not in shown]
+            shown.update(f.id for f in mine)
+            lines = [fact_line(f, cand.entity.id, names, include_ids=include_ids) for f in mine]
+            label = cand.entity.display_name()
+            entries.append((label, item_options(base, label, lines)))
+        envelope["isolation"] = {"rejected": isolation.rejected}  # every check has run by now
+        envelope["follow_up"] = "x" * FOLLOW_UP_CHARS  # room for the follow-up decided after placement
+        budget.place("items", entries)
+        if related:
+            budget.place("related", [(r["name"], [Option(r)]) for r in related])
+        envelope["follow_up"] = self._follow_up(envelope, legs)
+        budget.require_fit("the envelope")
+        watch.lap("budget", t)
+        return budget.finish(watch.total())
+
+    def _hydrate(
+        self,
+        scope: Scope,
+        isolation: Isolation,
+        exact_hits: list[Any],
+        fused: list[Any],
+        lexical_hits: list[LexicalHit],
+        dense_hits: list[VectorHit],
+    ) -> tuple[list[Candidate], dict[str, Any]]:
+        indexed_hash: dict[str, set[str]] = {}
+        for hit in [*lexical_hits, *dense_hits]:
+            indexed_hash.setdefault(hit.entity_id, set()).add(hit.content_hash)
+        ids = [m.entity.id for m in exact_hits] + [f.entity_id for f in fused]
+        ids = list(dict.fromkeys(ids))
+        hydrated = self.stores.graph.run(ENTITY_GET, scope, EntityGetParams(ids=tuple(ids))) if ids else None
+        by_id = {e.id: e for e in (hydrated.entities if hydrated else ()) if isolation.admit_entity(e)}
+        coverage: dict[str, Any] = {
+            "candidates": len(ids),
+            "hydrated": len(by_id),
+            "dropped_missing": 0,
+            "dropped_stale": 0,
+        }
+        out: list[Candidate] = []
+        exact_field = {m.entity.id: m.field for m in exact_hits}
+        for entity_id in ids:
+            entity = by_id.get(entity_id)
+            if entity is None:
+                coverage["dropped_missing"] += 1
+                continue
+            if any(h != entity.content_hash for h in indexed_hash.get(entity_id, ())):
+                coverage["dropped_stale"] += 1
+                continue
+            out.append(Candidate(entity, exact=exact_field.get(entity_id)))
+        fused_by_id = {f.entity_id: f for f in fused}
+        for cand in out:
+            if cand.entity.id in fused_by_id:
+                cand.ranks = dict(fused_by_id[cand.entity.id].ranks)
+                cand.score = fused_by_id[cand.entity.id].score
+        return out, coverage
+
+    def _expand(
+        self,
+        scope: Scope,
+        isolation: Isolation,
+        selected: list[Candidate],
+        names: dict[str, str],
+        depth: int,
+        as_of: datetime,
+        budget: Budget,
+    ) -> tuple[list[Fact], dict[str, str], list[dict[str, Any]]]:
+        graph = self.stores.graph
+        roots = tuple(c.entity.id for c in selected)
+        result = graph.run(FACTS_FROM_ROOTS, scope, FactsFromRootsParams(roots=roots, as_of=as_of))
+        facts = [f for f in result.facts if isolation.admit_fact(f)]
+        if result.truncated:
+            budget.note({"what": "facts", "reason": "limit", "limit": bounds.MAX_FACTS})
+        related: list[dict[str, Any]] = []
+        other_ids = {i for f in facts for i in (f.subject_id, f.object_id) if i and i not in names}
+        if depth >= 2:
+            sub = graph.run(NEIGHBOURHOOD, scope, NeighbourhoodParams(roots=roots, depth=2, as_of=as_of))
+            nodes = [n for n in sub.nodes if isolation.admit_entity(n.entity)]
+            edges = [e for e in sub.edges if isolation.admit_fact(e)]
+            names.update({n.entity.id: n.entity.display_name() for n in nodes})
+            related = _related(nodes, edges, names)
+            if sub.truncated:
+                budget.note({"what": "related", "count": sub.omitted, "reason": "limit"})
+        missing = sorted(other_ids - set(names))
+        if missing:
+            ends = graph.run(ENTITY_GET, scope, EntityGetParams(ids=tuple(missing)))
+            names.update({e.id: e.display_name() for e in ends.entities if isolation.admit_entity(e)})
+        facts = [f for f in facts if all(i is None or i in names for i in (f.subject_id, f.object_id))]
+        return facts, names, related
+
+    # -- envelope parts -----------------------------------------------------------------------
+
+    def _skeleton(
+        self,
+        op: str,
+        scope: Scope,
+        as_of: datetime,
+        tokens: int,
+        legs: dict[str, Any],
+        coverage: dict[str, Any],
+        isolation: Isolation,
+    ) -> dict[str, Any]:
+        return {
+            "v": ENVELOPE_VERSION,
+            "op": op,
+            "scope": scope.as_dict(),
+            "as_of": iso(as_of),
+            "items": [],
+            "legs": legs,
+            "coverage": coverage,
+            "isolation": {"rejected": isolation.rejected},
+            "omissions": [],
+            "truncated": False,
+            "follow_up": None,
+            "provenance": {**self.stores.describe(), "catalog": CATALOG_VERSION},
+            "budget": {"max_tokens": tokens},
+            "timings_ms": dict.fromkeys((*STAGES, "total"), 0.0),
+        }
+
+    @staticmethod
+    def _match(cand: Candidate) -> dict[str, Any]:
+        match: dict[str, Any] = {}
+        if cand.exact:
+            match["exact"] = cand.exact
+        match.update(cand.ranks)
+        if cand.score:
+            match["score"] = round(cand.score, 6)
+        return match
+
+    @staticmethod
+    def _follow_up(envelope: dict[str, Any], legs: dict[str, Any]) -> str | None:
+        items = envelope["items"]
+        if not items:
+            return "No evidence in this scope; retry with an exact name, alias or identifier."
+        if envelope["omissions"]:
+            return (
+                f"Answer was cut to fit the budget; ask `explain` for {items[0]['name']!r} to see its facts."
+            )
+        if legs.get("dense", {}).get("status") not in ("ok", "disabled"):
+            return "The dense leg was unavailable, so these are lexical and exact matches only."
+        return None
+
+
+def _related(nodes: list[Any], edges: list[Fact], names: dict[str, str]) -> list[dict[str, Any]]:
+    """Second-hop neighbours with the edge that reaches them from a first-hop node."""
+    depth = {n.entity.id: n.depth for n in nodes}
+    out: list[dict[str, Any]] = []
+    for node in nodes:
+        if node.depth != 2:
+            continue
+        for edge in edges:
+            ends = (edge.subject_id, edge.object_id)
+            if node.entity.id in ends:
+                other = edge.object_id if edge.subject_id == node.entity.id else edge.subject_id
+                if other is not None and depth.get(other) == 1:
+                    direction = "in" if edge.subject_id == node.entity.id else "out"
+                    out.append(
+                        {
+                            "name": names[node.entity.id],
+                            "type": node.entity.type,
+                            "depth": 2,
+                            "via": names.get(other, other),
+                            "predicate": edge.predicate,
+                            "direction": direction,
+                        }
+                    )
+                    break
+    return out

@@ -1,0 +1,404 @@
+"""ContextService: the one facade every transport (Python, CLI, HTTP, MCP) is a thin layer over."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+from typing import Any
+
+from pydantic import ValidationError
+
+from graphctx import bounds
+from graphctx.clock import Clock, iso, utc_now
+from graphctx.envelope import Budget, Option
+from graphctx.errors import InputError, ScopeError
+from graphctx.model import Entity, Fact
+from graphctx.names import resolve
+from graphctx.retrieval.isolation import Isolation
+from graphctx.retrieval.pipeline import Retriever, Stopwatch
+from graphctx.retrieval.render import entity_card, fact_line, facts_about
+from graphctx.scope import Scope
+from graphctx.settings import Settings
+from graphctx.stores import Stores, open_stores
+from graphctx.templates import (
+    CATALOG_VERSION,
+    ENTITY_GET,
+    FACT_INVALIDATE,
+    FACT_UPSERT,
+    FACTS_FROM_ROOTS,
+    NEIGHBOURHOOD,
+    SCOPE_STATS,
+    SHORTEST_PATH,
+    EntityGetParams,
+    FactInvalidateParams,
+    FactsFromRootsParams,
+    FactUpsertParams,
+    NeighbourhoodParams,
+    NoParams,
+    ShortestPathParams,
+)
+from graphctx.writes import IndexSync, ReconcileReport
+
+DEFAULT_EXPLAIN_TOKENS = 4_000
+WRITE_BATCH = 500
+Progress = Callable[[int], None]
+
+
+def parse(model: type[Entity] | type[Fact], data: Mapping[str, Any], where: str) -> Any:
+    """Validate client data into a model; errors become InputError naming the field."""
+    if not isinstance(data, Mapping):
+        raise InputError(f"{where}: expected an object, got {type(data).__name__}")
+    try:
+        return model.model_validate(dict(data))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"]) or "record"
+        raise InputError(f"{where}: {loc}: {first['msg']}", field=loc) from None
+
+
+def _bind(scope: Scope, obj: Entity | Fact, now: datetime) -> Any:
+    """Stamp the caller's scope onto a record; a record naming another scope is refused."""
+    for field, value in scope.as_dict().items():
+        given = getattr(obj, field)
+        if given not in (None, value):
+            raise ScopeError(
+                f"record {obj.id[:60]!r} names {field} {given[:40]!r}, outside the caller's scope"
+            )
+    return obj.model_copy(update={**scope.as_dict(), "updated_at": obj.updated_at or now})
+
+
+class ContextService:
+    def __init__(self, stores: Stores, settings: Settings | None = None, clock: Clock = utc_now) -> None:
+        self.stores = stores
+        self.settings = settings or Settings()
+        self.clock = clock
+        self._executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="graphctx-leg")
+        self.retriever = Retriever(
+            stores, self._executor, clock, self.settings.deadline_s, self.settings.dense_deadline_s
+        )
+        self.sync = IndexSync(stores)
+
+    @classmethod
+    def open(cls, settings: Settings | None = None, clock: Clock = utc_now) -> ContextService:
+        settings = settings or Settings()
+        return cls(open_stores(settings), settings, clock)
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=False, cancel_futures=True)
+        self.stores.close()
+
+    def __enter__(self) -> ContextService:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- reads --------------------------------------------------------------------------------
+
+    def recall(
+        self,
+        scope: Scope,
+        query: str,
+        *,
+        max_tokens: int | None = None,
+        depth: int = 1,
+        include_ids: bool = False,
+    ) -> dict[str, Any]:
+        return self.retriever.recall(
+            scope, query, max_tokens=max_tokens, depth=depth, include_ids=include_ids
+        )
+
+    def explain(
+        self,
+        scope: Scope,
+        name: str,
+        *,
+        max_tokens: int | None = None,
+        include_history: bool = True,
+        include_ids: bool = False,
+    ) -> dict[str, Any]:
+        watch = Stopwatch()
+        entity = resolve(self.stores.graph, scope, name)
+        params = FactsFromRootsParams(roots=(entity.id,), include_invalid=include_history, as_of=self.clock())
+        result = self.stores.graph.run(FACTS_FROM_ROOTS, scope, params)
+        isolation = Isolation(scope)
+        facts = [f for f in result.facts if isolation.admit_fact(f)]
+        names = self._names(scope, isolation, {entity.id: entity.display_name()}, facts)
+        now = self.clock()
+        lines = []
+        for fact in facts_about(entity.id, facts):
+            line = fact_line(fact, entity.id, names, include_ids=include_ids)
+            line["current"] = fact.is_valid_at(now)
+            lines.append(line)
+        lines.sort(key=lambda ln: not ln["current"])  # current facts first, history after
+        envelope, budget = self._envelope("explain", scope, max_tokens, DEFAULT_EXPLAIN_TOKENS, isolation)
+        envelope["subject"] = entity_card(entity, include_ids=include_ids)
+        budget.require_fit(f"the subject {entity.display_name()!r}")
+        if result.truncated:
+            budget.note({"what": "facts", "reason": "limit", "limit": bounds.MAX_FACTS})
+        budget.place("facts", [(ln.get("predicate", ""), [Option(ln)]) for ln in lines])
+        envelope["isolation"] = {"rejected": isolation.rejected}
+        return budget.finish(watch.total())
+
+    def neighbourhood(
+        self,
+        scope: Scope,
+        name: str,
+        *,
+        depth: int = 1,
+        edge_types: Sequence[str] = (),
+        direction: str = "both",
+        limit: int = 50,
+        max_tokens: int | None = None,
+        include_ids: bool = False,
+    ) -> dict[str, Any]:
+        watch = Stopwatch()
+        root = resolve(self.stores.graph, scope, name)
+        params = self._params(
+            NeighbourhoodParams,
+            roots=(root.id,),
+            depth=depth,
+            edge_types=tuple(edge_types),
+            direction=direction,
+            limit=limit,
+            as_of=self.clock(),
+        )
+        sub = self.stores.graph.run(NEIGHBOURHOOD, scope, params)
+        isolation = Isolation(scope)
+        nodes = [n for n in sub.nodes if isolation.admit_entity(n.entity) and n.entity.id != root.id]
+        edges = [e for e in sub.edges if isolation.admit_fact(e)]
+        names = {root.id: root.display_name(), **{n.entity.id: n.entity.display_name() for n in nodes}}
+        envelope, budget = self._envelope(
+            "neighbourhood", scope, max_tokens, DEFAULT_EXPLAIN_TOKENS, isolation
+        )
+        envelope["subject"] = entity_card(root, include_ids=include_ids)
+        budget.require_fit(f"the subject {root.display_name()!r}")
+        if sub.truncated:
+            budget.note({"what": "nodes", "count": sub.omitted, "reason": "limit"})
+        node_entries = []
+        for node in nodes:
+            card = {
+                "depth": node.depth,
+                **entity_card(node.entity, include_ids=include_ids, summary_chars=160),
+            }
+            node_entries.append((node.entity.display_name(), [Option(card)]))
+        budget.place("nodes", node_entries)
+        edge_lines = [
+            _edge(e, names) for e in edges if e.subject_id in names and (e.object_id or "") in names
+        ]
+        budget.place(
+            "edges", [(f"{e['subject']} {e['predicate']} {e['object']}", [Option(e)]) for e in edge_lines]
+        )
+        envelope["isolation"] = {"rejected": isolation.rejected}
+        return budget.finish(watch.total())
+
+    def path(
+        self,
+        scope: Scope,
+        source: str,
+        target: str,
+        *,
+        max_depth: int = bounds.PATH_MAX_DEPTH,
+        edge_types: Sequence[str] = (),
+        max_tokens: int | None = None,
+        include_ids: bool = False,
+    ) -> dict[str, Any]:
+        watch = Stopwatch()
+        start = resolve(self.stores.graph, scope, source)
+        end = resolve(self.stores.graph, scope, target)
+        params = self._params(
+            ShortestPathParams,
+            source=start.id,
+            target=end.id,
+            max_depth=max_depth,
+            edge_types=tuple(edge_types),
+            as_of=self.clock(),
+        )
+        found = self.stores.graph.run(SHORTEST_PATH, scope, params)
+        isolation = Isolation(scope)
+        nodes = [n for n in found.nodes if isolation.admit_entity(n)]
+        edges = [e for e in found.edges if isolation.admit_fact(e)]
+        complete = bool(nodes) and len(nodes) == len(found.nodes) and len(edges) == len(found.edges)
+        envelope, budget = self._envelope("path", scope, max_tokens, DEFAULT_EXPLAIN_TOKENS, isolation)
+        envelope["found"] = complete
+        names = {n.id: n.display_name() for n in nodes}
+        if complete:
+            budget.place(
+                "nodes",
+                [
+                    (n.display_name(), [Option(entity_card(n, include_ids=include_ids, summary_chars=160))])
+                    for n in nodes
+                ],
+                required=len(nodes),
+            )
+            budget.place("edges", [(e.id, [Option(_edge(e, names))]) for e in edges], required=len(edges))
+        else:
+            envelope["follow_up"] = (
+                f"No path within {params.max_depth} hops; try `neighbourhood` on {start.display_name()!r}."
+            )
+        envelope["isolation"] = {"rejected": isolation.rejected}
+        return budget.finish(watch.total())
+
+    # -- writes -------------------------------------------------------------------------------
+
+    def remember(
+        self,
+        scope: Scope,
+        entities: Iterable[Entity | Mapping[str, Any]] = (),
+        facts: Iterable[Fact | Mapping[str, Any]] = (),
+        progress: Progress | None = None,
+    ) -> dict[str, Any]:
+        """Validate everything first (bad input writes nothing), then graph, then indexes."""
+        now = self.clock()
+        ents = [
+            _bind(scope, e if isinstance(e, Entity) else parse(Entity, e, f"entity {i + 1}"), now)
+            for i, e in enumerate(entities)
+        ]
+        fs = [
+            _bind(scope, f if isinstance(f, Fact) else parse(Fact, f, f"fact {i + 1}"), now)
+            for i, f in enumerate(facts)
+        ]
+        bounds.check_count("records", [*ents, *fs], bounds.BULK_RECORDS)
+        report: dict[str, Any] = {
+            "entities": {"created": 0, "updated": 0, "unchanged": 0},
+            "facts": {"created": 0, "updated": 0, "unchanged": 0},
+            "vector_skipped": 0,
+            "index_errors": [],
+        }
+        for start in range(0, len(ents), WRITE_BATCH):
+            result, synced = self.sync.upsert_entities(scope, ents[start : start + WRITE_BATCH])
+            _add(report["entities"], result)
+            report["vector_skipped"] += len(synced.vector_skipped)
+            if synced.index_error:
+                report["index_errors"].append(synced.index_error)
+            if progress:
+                progress(len(ents[start : start + WRITE_BATCH]))
+        for start in range(0, len(fs), WRITE_BATCH):
+            result = self.stores.graph.run(
+                FACT_UPSERT, scope, FactUpsertParams(facts=tuple(fs[start : start + WRITE_BATCH]))
+            )
+            _add(report["facts"], result)
+            if progress:
+                progress(len(fs[start : start + WRITE_BATCH]))
+        if report["index_errors"]:
+            report["follow_up"] = "The graph has the data; run `graphctx reconcile` to finish indexing."
+        return report
+
+    def remember_jsonl(
+        self, scope: Scope, lines: Iterable[str], progress: Progress | None = None
+    ) -> dict[str, Any]:
+        """Bulk load: one JSON object per line, {"kind": "entity"|"fact", ...}."""
+        entities: list[Entity] = []
+        facts: list[Fact] = []
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            bounds.check_text(f"line {number}", line, bounds.SUMMARY_BYTES * 4)
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"line {number}: not valid JSON ({exc.msg})", line=number) from None
+            if not isinstance(record, dict):
+                raise InputError(f"line {number}: expected a JSON object", line=number)
+            kind = record.pop("kind", None)
+            if kind == "entity":
+                entities.append(parse(Entity, record, f"line {number}"))
+            elif kind == "fact":
+                facts.append(parse(Fact, record, f"line {number}"))
+            else:
+                raise InputError(f"line {number}: kind must be 'entity' or 'fact', got {kind!r}", line=number)
+            bounds.check_count("records", entities, bounds.BULK_RECORDS)
+        return self.remember(scope, entities, facts, progress)
+
+    def forget(
+        self, scope: Scope, entity_ids: Sequence[str] = (), fact_ids: Sequence[str] = ()
+    ) -> dict[str, Any]:
+        """Entities are deleted (with their facts); facts are invalidated and keep their rows."""
+        bounds.check_count("entity ids", entity_ids, 1000)
+        bounds.check_count("fact ids", fact_ids, 1000)
+        for i in [*entity_ids, *fact_ids]:
+            bounds.check_text("id", i, bounds.ID_BYTES)
+        report: dict[str, Any] = {"entities_deleted": 0, "facts_removed": 0, "facts_invalidated": 0}
+        if entity_ids:
+            result, _ = self.sync.delete_entities(scope, list(entity_ids))
+            report.update(entities_deleted=result.deleted, facts_removed=result.facts_removed)
+        if fact_ids:
+            params = FactInvalidateParams(ids=tuple(fact_ids), valid_to=self.clock())
+            report["facts_invalidated"] = self.stores.graph.run(FACT_INVALIDATE, scope, params).count
+        return report
+
+    def reconcile(self, scope: Scope, progress: Progress | None = None) -> dict[str, Any]:
+        report = ReconcileReport()
+        self.sync.replay_journal(report)
+        self.sync.reconcile_scope(scope, report, progress)
+        return report.as_dict()
+
+    def status(self, scope: Scope) -> dict[str, Any]:
+        stats = self.stores.graph.run(SCOPE_STATS, scope, NoParams())
+        vector = self.stores.vector
+        return {
+            "scope": scope.as_dict(),
+            "backends": {**self.stores.describe(), "catalog": CATALOG_VERSION},
+            "graph": stats.model_dump(),
+            "lexical_docs": len(self.stores.lexical.hashes(scope)),
+            "vectors": len(vector.hashes(scope)) if vector is not None else 0,
+            "pending_index_work": self.stores.journal.count_pending(),
+            "data_dir": str(self.settings.data_dir),
+            "as_of": iso(self.clock()),
+        }
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def _names(
+        self, scope: Scope, isolation: Isolation, names: dict[str, str], facts: Sequence[Fact]
+    ) -> dict[str, str]:
+        missing = sorted({i for f in facts for i in (f.subject_id, f.object_id) if i and i not in names})
+        if missing:
+            ends = self.stores.graph.run(ENTITY_GET, scope, EntityGetParams(ids=tuple(missing)))
+            names.update({e.id: e.display_name() for e in ends.entities if isolation.admit_entity(e)})
+        return names
+
+    def _envelope(
+        self, op: str, scope: Scope, max_tokens: int | None, default: int, isolation: Isolation
+    ) -> tuple[dict[str, Any], Budget]:
+        tokens = bounds.normalise_tokens(max_tokens, default)
+        envelope: dict[str, Any] = {
+            "v": 1,
+            "op": op,
+            "scope": scope.as_dict(),
+            "as_of": iso(self.clock()),
+            "isolation": {"rejected": isolation.rejected},
+            "omissions": [],
+            "truncated": False,
+            "provenance": {**self.stores.describe(), "catalog": CATALOG_VERSION},
+            "budget": {"max_tokens": tokens},
+            "timings_ms": {"total": 0.0},
+        }
+        return envelope, Budget(envelope, tokens)
+
+    @staticmethod
+    def _params(model: Any, **values: Any) -> Any:
+        try:
+            return model(**values)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            loc = ".".join(str(p) for p in first["loc"])
+            raise InputError(f"{loc}: {first['msg']}", field=loc) from None
+
+
+def _edge(fact: Fact, names: Mapping[str, str]) -> dict[str, Any]:
+    edge: dict[str, Any] = {
+        "subject": names.get(fact.subject_id, fact.subject_id),
+        "predicate": fact.predicate,
+        "object": names.get(fact.object_id or "", fact.object_id),
+    }
+    if fact.value is not None:
+        edge["value"] = fact.value
+    return edge
+
+
+def _add(totals: dict[str, int], result: Any) -> None:
+    for key in ("created", "updated", "unchanged"):
+        totals[key] += getattr(result, key)
