@@ -1,0 +1,138 @@
+"""Recall latency on the embedded default: synthetic memory at several sizes per scope, several
+tenants in one store; p50/p95/p99 per stage and end to end. Writes its section of docs/results.md.
+
+    python bench/recall_latency.py --sizes 10000 100000 --tenants 3 --queries 200
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from _report import header, summary, write_section
+
+from graphctx.scope import Scope
+from graphctx.service import ContextService
+from graphctx.settings import Settings
+
+STAGES = ("exact", "legs", "fuse", "hydrate", "expand", "budget", "total")
+KINDS = ("service", "team", "person", "incident", "decision", "datastore", "host")
+PREDICATES = ("depends_on", "owned_by", "relates_to", "affected", "member_of", "runs_on")
+
+
+def vocabulary(rng: random.Random, n: int = 6000) -> list[str]:
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    words = {"".join(rng.choice(letters) for _ in range(rng.randint(3, 9))) for _ in range(n * 2)}
+    return sorted(words)[:n]
+
+
+def zipf_word(rng: random.Random, vocab: list[str]) -> str:
+    return vocab[min(int(rng.paretovariate(1.1)) - 1, len(vocab) - 1)]
+
+
+def make_scope_data(rng: random.Random, vocab: list[str], size: int):
+    entities, facts = [], []
+    for i in range(size):
+        kind = KINDS[i % len(KINDS)]
+        name = "-".join(zipf_word(rng, vocab) for _ in range(rng.randint(2, 3))) + f"-{i}"
+        summary = " ".join(zipf_word(rng, vocab) for _ in range(rng.randint(12, 30)))
+        entities.append(
+            {"id": f"e{i}", "name": name, "type": kind, "aliases": [f"{kind[:3]}{i}"], "summary": summary}
+        )
+    for i in range(size):
+        for _ in range(3):
+            facts.append(
+                {
+                    "subject_id": f"e{i}",
+                    "predicate": rng.choice(PREDICATES),
+                    "object_id": f"e{rng.randrange(size)}",
+                }
+            )
+    return entities, facts
+
+
+def queries(rng: random.Random, entities: list[dict], n: int) -> list[str]:
+    out = []
+    for i in range(n):
+        e = rng.choice(entities)
+        if i % 3 == 0:
+            out.append(e["name"])  # exact identifier
+        elif i % 3 == 1:
+            out.append(" ".join(e["summary"].split()[:3]))  # words from a summary
+        else:
+            out.append(f"who owns {e['name'].split('-')[0]}")  # natural-language-ish
+    return out
+
+
+def run(size: int, tenants: int, n_queries: int, work: Path, embedder: str) -> tuple[str, float]:
+    rng = random.Random(size)
+    vocab = vocabulary(rng)
+    data_dir = work / f"recall-{size}"
+    shutil.rmtree(data_dir, ignore_errors=True)
+    settings = Settings(data_dir=data_dir, embedder=embedder)
+    with ContextService.open(settings) as service:
+        started = time.perf_counter()
+        first: list[dict] = []
+        for t in range(tenants):
+            entities, facts = make_scope_data(random.Random(size * 100 + t), vocab, size)
+            service.remember(Scope(f"tenant-{t}"), entities, facts)
+            first = first or entities
+        load_s = time.perf_counter() - started
+        scope = Scope("tenant-0")
+        qs = queries(random.Random(1), first, n_queries)
+        for q in qs[:10]:  # warm caches
+            service.recall(scope, q)
+        timings: dict[str, list[float]] = {s: [] for s in STAGES}
+        wall: list[float] = []
+        for q in qs:
+            t0 = time.perf_counter()
+            env = service.recall(scope, q)
+            wall.append((time.perf_counter() - t0) * 1000)
+            for s in STAGES:
+                timings[s].append(env["timings_ms"][s])
+    rows = [f"| {s} | {summary(timings[s])} |" for s in STAGES]
+    rows.append(f"| wall (client side) | {summary(wall)} |")
+    table = "| stage | p50 / p95 / p99 ms |\n|---|---|\n" + "\n".join(rows)
+    text = (
+        f"#### {size:,} entities per scope × {tenants} tenants ({size * tenants:,} entities, "
+        f"{size * tenants * 3:,} facts; load {load_s:.0f} s)\n\n{table}\n"
+    )
+    return text, load_s
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--tenants", type=int, default=3)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--embedder", default="wordllama")
+    parser.add_argument("--work", type=Path, default=Path(__file__).parent / ".work")
+    parser.add_argument("--no-write", action="store_true", help="print only; leave docs/results.md alone")
+    args = parser.parse_args()
+    parts = []
+    for size in args.sizes:
+        text, _ = run(size, args.tenants, args.queries, args.work, args.embedder)
+        print(text, flush=True)
+        parts.append(text)
+    command = "python bench/recall_latency.py " + " ".join(sys.argv[1:])
+    sizes = ", ".join(f"{s:,}" for s in args.sizes)
+    body = (
+        "### Recall latency (embedded default)\n\n"
+        + header(
+            command,
+            f"synthetic memory, {sizes} entities per scope, {args.tenants} tenants, "
+            f"{args.queries} queries (⅓ exact names, ⅓ summary words, ⅓ phrases), embedder {args.embedder}",
+        )
+        + "\nStage timings come from the envelope; wall is measured around the call.\n\n"
+        + "\n".join(parts)
+    )
+    if not args.no_write:
+        write_section("recall_latency", body)
+
+
+if __name__ == "__main__":
+    main()

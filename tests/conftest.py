@@ -1,0 +1,37 @@
+"""Shared fixtures: services on the real embedded stores in a temporary data directory."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from graphctx.scope import Scope
+from graphctx.service import ContextService
+from graphctx.settings import Settings
+
+FIXED_NOW = datetime(2025, 11, 29, 12, 0, tzinfo=UTC)
+TENANT_A = Scope("tenant-a", "default")
+TENANT_B = Scope("tenant-b", "default")
+
+
+def fixed_clock() -> datetime:
+    return FIXED_NOW
+
+
+def make_settings(data_dir: Path, **overrides: object) -> Settings:
+    """Embedded stores with the hashing embedder (fast, deterministic) unless overridden."""
+    return Settings(data_dir=data_dir, embedder="hashing", **overrides)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return make_settings(tmp_path / "data")
+
+
+@pytest.fixture
+def service(settings: Settings) -> Iterator[ContextService]:
+    with ContextService.open(settings, clock=fixed_clock) as svc:
+        yield svc

@@ -1,0 +1,83 @@
+import pytest
+
+from graphctx import bounds
+from graphctx.errors import BoundExceeded, InputError, ScopeError
+from graphctx.model import Entity, Fact
+from graphctx.redact import redact
+from graphctx.retrieval.exact import exact_candidates
+from graphctx.scope import Scope
+
+
+def test_query_bound_is_4_kib_in_utf8_bytes():
+    bounds.check_query("a" * 4096)
+    with pytest.raises(BoundExceeded) as info:
+        bounds.check_query("é" * 2049)  # 4098 bytes
+    assert info.value.details["bound"] == "query"
+    assert info.value.details["limit"] == 4096
+
+
+@pytest.mark.parametrize("bad", ["", "   ", "a\x00b", 12, None, b"bytes"])
+def test_bad_queries_are_typed_errors(bad):
+    with pytest.raises(InputError):
+        bounds.check_query(bad)
+
+
+def test_tokens_are_normalised_into_range():
+    assert bounds.normalise_tokens(None, 1500) == 1500
+    assert bounds.normalise_tokens(1, 1500) == 256
+    assert bounds.normalise_tokens(10**9, 1500) == 20_000
+    with pytest.raises(InputError):
+        bounds.normalise_tokens("100", 1500)  # type: ignore[arg-type]
+
+
+def test_scope_is_immutable_and_validated():
+    scope = Scope("acme", "prod")
+    with pytest.raises(AttributeError):
+        scope.tenant_id = "other"  # type: ignore[misc]
+    for bad in ["", "a b", "x' OR 1=1", "../etc", "t" * 200]:
+        with pytest.raises(ScopeError):
+            Scope(bad)
+    assert scope.narrow("prod") is scope
+    with pytest.raises(ScopeError):
+        scope.narrow("other")
+
+
+def test_entity_content_hash_changes_with_indexed_fields_only():
+    a = Entity(id="e1", name="checkout", aliases=["co"])
+    assert a.content_hash == Entity(id="e1", name="checkout", aliases=["co", "co"]).content_hash
+    assert a.content_hash != Entity(id="e1", name="checkout", aliases=["co2"]).content_hash
+    assert a.content_hash == a.model_copy(update={"source": "x"}).content_hash
+
+
+def test_entity_bounds_are_enforced():
+    with pytest.raises(BoundExceeded):
+        Entity(id="e", name="n" * 1025)
+    with pytest.raises(BoundExceeded):
+        Entity(id="e", name="n", aliases=["a"] * 65)
+    with pytest.raises(InputError):
+        Entity(id="e", name="bad\x00name")
+
+
+def test_fact_predicates_are_allowlisted_and_ids_are_derived():
+    fact = Fact(subject_id="a", predicate="owns", object_id="b")
+    assert fact.id.startswith("f_") and fact.id == Fact(subject_id="a", predicate="owns", object_id="b").id
+    with pytest.raises(ValueError):
+        Fact(subject_id="a", predicate="drop_everything", object_id="b")
+    with pytest.raises(ValueError):
+        Fact(subject_id="a", predicate="owns")
+
+
+def test_secrets_are_redacted_from_summaries_and_values():
+    entity = Entity(id="e", name="svc", summary="uses key AKIAABCDEFGHIJKLMNOP and password=hunter2!")
+    assert "AKIA" not in entity.summary and "hunter2" not in entity.summary
+    assert "[REDACTED]" in entity.summary
+    assert redact("postgres://user:s3cret@db/x") == "postgres://[REDACTED]@db/x"
+    fact = Fact(subject_id="a", predicate="note", value="token: ghp_" + "a" * 36)
+    assert "ghp_" not in (fact.value or "")
+
+
+def test_exact_candidates_pick_identifier_like_tokens():
+    cands = exact_candidates('who owns checkout-api and "Payments Team" for PAY-502?')
+    assert cands[0] == 'who owns checkout-api and "Payments Team" for PAY-502?'
+    assert "checkout-api" in cands and "Payments Team" in cands and "PAY-502" in cands
+    assert "who" not in cands
