@@ -1,1 +1,42 @@
-"""The graphctx contract suite (see docs/adapters.md)."""
+"""graphctx contract suite: certifies any GraphStore, LexicalIndex or VectorIndex adapter, and the
+read trunk over a trio of them. See docs/adapters.md.
+
+Usage (in the adapter's own tests):
+
+    from graphctx.contracts import GraphStoreContract
+
+    class TestMyGraphStore(GraphStoreContract):
+        @pytest.fixture
+        def graph_store(self):
+            store = MyGraphStore(...)
+            yield store
+            store.close()
+
+Pin the contract version you certified against: new minor versions add tests
+(docs/contracts-changelog.md).
+"""
+
+from __future__ import annotations
+
+try:
+    import pytest
+except ImportError as exc:  # pragma: no cover - only without the test extra
+    raise ImportError("graphctx.contracts needs pytest: pip install 'graphctx[contracts]'") from exc
+
+CONTRACT_VERSION = "1.0.0"
+
+# Contract modules live in site-packages for adapter authors; rewrite their asserts so failures
+# show values, as they would in the author's own tests.
+pytest.register_assert_rewrite(
+    "graphctx.contracts._base",
+    "graphctx.contracts.graph",
+    "graphctx.contracts.lexical",
+    "graphctx.contracts.vector",
+    "graphctx.contracts.retrieval",
+    "graphctx.contracts.congruence",
+)
+
+from graphctx.contracts._markers import known_broken, requires  # noqa: E402
+from graphctx.contracts.datasets import DATASET_VERSION, FakeEmbedder  # noqa: E402
+
+__all__ = ["CONTRACT_VERSION", "DATASET_VERSION", "FakeEmbedder", "known_broken", "requires"]

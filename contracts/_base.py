@@ -1,0 +1,83 @@
+"""Machinery shared by every contract class: capability gates, opt-outs, unique scopes, the guard."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from typing import Any, ClassVar
+
+import pytest
+
+from graphctx.contracts._guard import problems
+from graphctx.contracts._markers import REQUIRES
+from graphctx.ports import Capabilities
+from graphctx.scope import Scope
+
+
+def has_capability(capabilities: Capabilities, name: str) -> bool:
+    if name.startswith("template:"):
+        return name.removeprefix("template:") in capabilities.templates
+    if name in capabilities.extra:
+        return bool(capabilities.extra[name])
+    value = getattr(capabilities, name, False)
+    return value is True
+
+
+def unique_tenant(prefix: str = "ct") -> str:
+    """Unique per test and per xdist worker, so a shared server never mixes two tests' data."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    return f"{prefix}-{worker}-{uuid.uuid4().hex[:12]}"
+
+
+class ContractBase:
+    """Base of every contract class. Adapter authors never subclass this directly."""
+
+    contract_opt_outs: ClassVar[dict[str, str]] = {}
+    """{contract test name: reason} for tests that cannot apply to this adapter. Prefer capabilities;
+    the guard fails on a name that is not a contract test or on a missing reason."""
+
+    def subject_capabilities(self, request: pytest.FixtureRequest) -> Capabilities:
+        """The capabilities of the adapter under test (each contract reads them from its subject)."""
+        raise NotImplementedError
+
+    @pytest.fixture(autouse=True)
+    def _contract_gate(self, request: pytest.FixtureRequest) -> None:
+        name = getattr(request.node, "originalname", request.node.name)
+        reason = self.contract_opt_outs.get(name)
+        if reason:
+            pytest.skip(f"opted out: {reason}")
+        needed = getattr(request.function, REQUIRES, ())
+        if needed:
+            capabilities = self.subject_capabilities(request)
+            missing = [c for c in needed if not has_capability(capabilities, c)]
+            if missing:
+                pytest.skip(f"adapter does not declare capability {', '.join(missing)}")
+
+    @pytest.fixture
+    def scope(self) -> Scope:
+        """The scope this test writes to; unique per test and per parallel worker."""
+        return Scope(unique_tenant(), "contract")
+
+    @pytest.fixture
+    def other_scope(self, scope: Scope) -> Scope:
+        """Another tenant: the adversary in isolation tests (same ids, names, aliases, vectors)."""
+        return Scope(scope.tenant_id + "-b", scope.namespace)
+
+    @pytest.fixture
+    def sibling_scope(self, scope: Scope) -> Scope:
+        """Same tenant, another namespace."""
+        return Scope(scope.tenant_id, "contract-sibling")
+
+    @pytest.fixture
+    def graph_scope(self, scope: Scope) -> Scope:
+        """Same tenant and namespace, a shared code graph."""
+        return Scope(scope.tenant_id, scope.namespace, "graph-1")
+
+    def test_contract_guard_DO_NOT_OVERRIDE(self) -> None:
+        """The adapter's test class keeps every contract test or marks it known-broken with a reason."""
+        found = problems(type(self))
+        assert not found, "the contract was weakened:\n  " + "\n  ".join(found)
+
+
+def adversarial_scopes(request: Any) -> list[Scope]:
+    return [request.getfixturevalue(n) for n in ("other_scope", "sibling_scope", "graph_scope")]
