@@ -10,8 +10,8 @@ from rich.text import Text
 
 
 def _fact_text(line: dict[str, Any]) -> str:
-    left = line.get("subject", "·")
-    right = line.get("object", "")
+    left = line.get("subject", "·")  # · is the entity the line belongs to
+    right = line.get("object", "·" if "subject" in line else "")
     text = f"{left} —{line['predicate']}→ {right}".rstrip()
     if "value" in line:
         text += f": {line['value']}"

@@ -199,6 +199,8 @@ class Retriever:
         if related:
             budget.place("related", [(r["name"], [Option(r)]) for r in related])
         envelope["follow_up"] = self._follow_up(envelope, legs)
+        if not budget.fits():  # a name full of escaped characters can outgrow the reserved room
+            envelope["follow_up"] = "Cut to fit the budget; `explain` one entity to see it in full."
         budget.require_fit("the envelope")
         watch.lap("budget", t)
         return budget.finish(watch.total())
@@ -321,9 +323,7 @@ class Retriever:
         if not items:
             return "No evidence in this scope; retry with an exact name, alias or identifier."
         if envelope["omissions"]:
-            return (
-                f"Answer was cut to fit the budget; ask `explain` for {items[0]['name']!r} to see its facts."
-            )
+            return f"Cut to fit the budget; `explain` {items[0]['name'][:48]!r} shows one entity in full."
         if legs.get("dense", {}).get("status") not in ("ok", "disabled"):
             return "The dense leg was unavailable, so these are lexical and exact matches only."
         return None
