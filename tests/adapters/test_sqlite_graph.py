@@ -671,7 +671,11 @@ def test_injection_payloads_are_stored_and_found_literally(store: SqliteGraphSto
     assert upsert(store, A, e).unchanged == 1
     (back,) = get(store, A, pid)
     assert (back.id, back.name, back.aliases, back.qualified_name, back.summary) == (
-        pid, payload, e.aliases, payload, payload
+        pid,
+        payload,
+        e.aliases,
+        payload,
+        payload,
     )
     assert back.content_hash == e.content_hash
     best = "id" if pid == payload else "qualified_name"
