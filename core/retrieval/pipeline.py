@@ -15,7 +15,7 @@ from graphctx.errors import DeadlineExceeded, GraphctxError, InvalidVector
 from graphctx.model import Entity, Fact
 from graphctx.ports import LexicalHit, VectorHit
 from graphctx.retrieval.exact import exact_candidates
-from graphctx.retrieval.fusion import rrf
+from graphctx.retrieval.fusion import Fused, rrf
 from graphctx.retrieval.isolation import Isolation
 from graphctx.retrieval.render import entity_card, fact_line, facts_about, item_options
 from graphctx.scope import Scope
@@ -28,6 +28,7 @@ from graphctx.templates import (
     NEIGHBOURHOOD,
     EntityFindExactParams,
     EntityGetParams,
+    ExactMatch,
     FactsFromRootsParams,
     NeighbourhoodParams,
 )
@@ -62,7 +63,7 @@ class Deadline:
 
 
 FOLLOW_UP_CHARS = 120
-STAGES = ("exact", "legs", "fuse", "hydrate", "expand", "budget")
+STAGES = ("exact", "legs", "hydrate", "fuse", "expand", "budget")
 
 
 @dataclass
@@ -162,14 +163,15 @@ class Retriever:
         dense_hits = [h for h in dense_hits if isolation.admit_hit(h)]
         t = watch.lap("legs", t)
 
-        fused = rrf({"bm25": [h.entity_id for h in lexical_hits], "dense": [h.entity_id for h in dense_hits]})
-        t = watch.lap("fuse", t)
-
         deadline.check("hydration")
-        candidates, coverage = self._hydrate(scope, isolation, exact_hits, fused, lexical_hits, dense_hits)
+        fresh, by_id, coverage = self._hydrate(scope, isolation, exact_hits, lexical_hits, dense_hits)
+        t = watch.lap("hydrate", t)
+
+        fused = rrf(fresh)
+        candidates = self._rank(exact_hits, fused, by_id)
+        t = watch.lap("fuse", t)
         selected = candidates[: bounds.MAX_ENTRIES]
         coverage["returned"] = len(selected)
-        t = watch.lap("hydrate", t)
 
         envelope = self._skeleton("recall", scope, as_of, tokens, legs, coverage, isolation)
         budget = Budget(envelope, tokens, byte_cap=bounds.RECALL_JSON_BYTES)
@@ -209,41 +211,66 @@ class Retriever:
         self,
         scope: Scope,
         isolation: Isolation,
-        exact_hits: list[Any],
-        fused: list[Any],
+        exact_hits: list[ExactMatch],
         lexical_hits: list[LexicalHit],
         dense_hits: list[VectorHit],
-    ) -> tuple[list[Candidate], dict[str, Any]]:
-        indexed_hash: dict[str, set[str]] = {}
-        for hit in [*lexical_hits, *dense_hits]:
-            indexed_hash.setdefault(hit.entity_id, set()).add(hit.content_hash)
-        ids = [m.entity.id for m in exact_hits] + [f.entity_id for f in fused]
-        ids = list(dict.fromkeys(ids))
-        hydrated = self.stores.graph.run(ENTITY_GET, scope, EntityGetParams(ids=tuple(ids))) if ids else None
-        by_id = {e.id: e for e in (hydrated.entities if hydrated else ()) if isolation.admit_entity(e)}
+    ) -> tuple[dict[str, list[str]], dict[str, Entity], dict[str, Any]]:
+        """Read every candidate from the graph, which is authoritative. An index hit whose entity is
+        gone, or whose content hash is not the graph's, is dropped before fusion, so a lagging index
+        never surfaces deleted or stale data (and never hides what the exact leg found)."""
+        ids = list(
+            dict.fromkeys(
+                [m.entity.id for m in exact_hits]
+                + [h.entity_id for h in lexical_hits]
+                + [h.entity_id for h in dense_hits]
+            )
+        )
+        found = (
+            self.stores.graph.run(ENTITY_GET, scope, EntityGetParams(ids=tuple(ids))).entities if ids else ()
+        )
+        by_id = {e.id: e for e in found if isolation.admit_entity(e)}
+        missing: set[str] = set()
+        stale: set[str] = set()
+        fresh: dict[str, list[str]] = {}
+        for leg, hits in (("bm25", lexical_hits), ("dense", dense_hits)):
+            fresh[leg] = []
+            for hit in hits:
+                entity = by_id.get(hit.entity_id)
+                if entity is None:
+                    missing.add(hit.entity_id)
+                elif hit.content_hash != entity.content_hash:
+                    stale.add(hit.entity_id)
+                else:
+                    fresh[leg].append(hit.entity_id)
         coverage: dict[str, Any] = {
             "candidates": len(ids),
             "hydrated": len(by_id),
-            "dropped_missing": 0,
-            "dropped_stale": 0,
+            "dropped_missing": len(missing),
+            "dropped_stale": len(stale),
         }
-        out: list[Candidate] = []
-        exact_field = {m.entity.id: m.field for m in exact_hits}
-        for entity_id in ids:
-            entity = by_id.get(entity_id)
-            if entity is None:
-                coverage["dropped_missing"] += 1
-                continue
-            if any(h != entity.content_hash for h in indexed_hash.get(entity_id, ())):
-                coverage["dropped_stale"] += 1
-                continue
-            out.append(Candidate(entity, exact=exact_field.get(entity_id)))
+        return fresh, by_id, coverage
+
+    @staticmethod
+    def _rank(exact_hits: list[ExactMatch], fused: list[Fused], by_id: dict[str, Entity]) -> list[Candidate]:
+        """Exact matches first (in lookup order), then the fused approximate candidates."""
         fused_by_id = {f.entity_id: f for f in fused}
-        for cand in out:
-            if cand.entity.id in fused_by_id:
-                cand.ranks = dict(fused_by_id[cand.entity.id].ranks)
-                cand.score = fused_by_id[cand.entity.id].score
-        return out, coverage
+        out: list[Candidate] = []
+        for match in exact_hits:
+            entity = by_id.get(match.entity.id)
+            if entity is not None:
+                extra = fused_by_id.get(entity.id)
+                out.append(
+                    Candidate(
+                        entity, match.field, dict(extra.ranks) if extra else {}, extra.score if extra else 0.0
+                    )
+                )
+        exact_ids = {c.entity.id for c in out}
+        out += [
+            Candidate(by_id[f.entity_id], None, dict(f.ranks), f.score)
+            for f in fused
+            if f.entity_id not in exact_ids
+        ]
+        return out
 
     def _expand(
         self,
