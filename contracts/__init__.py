@@ -37,6 +37,26 @@ pytest.register_assert_rewrite(
 )
 
 from graphctx.contracts._markers import known_broken, requires  # noqa: E402
+from graphctx.contracts.congruence import GraphCongruenceContract, compare_graph_stores  # noqa: E402
 from graphctx.contracts.datasets import DATASET_VERSION, FakeEmbedder  # noqa: E402
+from graphctx.contracts.graph import GraphStoreContract, GraphStoreCoreContract  # noqa: E402
+from graphctx.contracts.lexical import LexicalIndexContract, LexicalIndexCoreContract  # noqa: E402
+from graphctx.contracts.retrieval import RetrievalContract  # noqa: E402
+from graphctx.contracts.vector import VectorIndexContract, VectorIndexCoreContract  # noqa: E402
 
-__all__ = ["CONTRACT_VERSION", "DATASET_VERSION", "FakeEmbedder", "known_broken", "requires"]
+__all__ = [
+    "CONTRACT_VERSION",
+    "DATASET_VERSION",
+    "FakeEmbedder",
+    "GraphCongruenceContract",
+    "GraphStoreContract",
+    "GraphStoreCoreContract",
+    "LexicalIndexContract",
+    "LexicalIndexCoreContract",
+    "RetrievalContract",
+    "VectorIndexContract",
+    "VectorIndexCoreContract",
+    "compare_graph_stores",
+    "known_broken",
+    "requires",
+]

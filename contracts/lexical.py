@@ -1,0 +1,664 @@
+"""The `LexicalIndex` contract: what every BM25 adapter promises, checked only through the port.
+
+What the contract promises (contract 1.0.0; ordered / unordered is stated per promise):
+
+- **Writes.** `upsert(scope, docs)` inserts or replaces the document of each `(scope, entity_id)`;
+  `delete(scope, ids)` removes them. Both are idempotent; deleting an id the scope does not hold is a
+  no-op. A write in one scope never touches the same id in another scope (tenant, namespace and
+  graph id are all part of the key).
+- **Write visibility.** Every write is visible to `search` and `hashes` after the next `flush()`.
+  Nothing is promised before `flush()`: the suite calls it before every read and never asserts that
+  a write is invisible.
+- **search(scope, text, k)** returns hits of exactly `scope`, each carrying the tenant, namespace,
+  graph id and content hash stored with it. At most `clamp(k, 1, 100)` hits, and exactly that many
+  when at least that many documents match. *Ordered*: score descending, then `entity_id`
+  ascending for equal scores, also across the k-th position (a tie is never cut arbitrarily).
+  Scores are finite; their scale is not part of the contract. The same search on the same data
+  returns the same hits in the same order.
+- **Text is analysed, never parsed.** Query syntax (`tenant_id:other OR name:*`, `*`, quotes,
+  boosts, ranges) is literal text: it cannot widen the scope or match every document. Text with no
+  searchable term (empty, blank) returns `[]`, not an error. Any string is a valid query.
+- **What is searchable.** Name, aliases, qualified name and summary words (unordered: the entity is
+  among the first 10 hits). Optional, behind capability flags in `Capabilities.extra`:
+  `identifier_analysis` (identifier parts: `parseHttpRequest`, `add_item`, `shop.pricing` match
+  their parts), `exact_identifier_field` (a whole name or alias ranks its entity first), `stemming`
+  (English word forms meet).
+- **hashes(scope)** is exactly `{entity_id: content_hash}` of the documents in `scope`.
+
+Usage (copy into your adapter's tests)::
+
+    import pytest
+    from graphctx.contracts.lexical import LexicalIndexContract
+
+    class TestMyLexicalIndex(LexicalIndexContract):
+        @pytest.fixture
+        def lexical_index(self, tmp_path):
+            index = MyLexicalIndex(tmp_path / "lexical")
+            yield index
+            index.close()
+
+Adapters offering plain BM25 with no identifier analysis may subclass `LexicalIndexCoreContract`;
+the identifier tests in `LexicalIndexContract` skip by flag name when the capability is absent.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections.abc import Iterable, Sequence
+
+import pytest
+
+from graphctx.contracts import datasets
+from graphctx.contracts._base import ContractBase, adversarial_scopes
+from graphctx.contracts._markers import requires
+from graphctx.ports import Capabilities, LexicalDoc, LexicalHit, LexicalIndex
+from graphctx.scope import Scope
+
+MAX_K = 100
+"""`k` is clamped to [1, MAX_K]."""
+FOUND_WITHIN = 10
+""""Found" means among the first FOUND_WITHIN hits (BM25 is relevance, not an exact-match promise)."""
+
+_WORD = re.compile(r"[^\W_]{2,}")
+
+
+def ids(hits: Iterable[LexicalHit]) -> list[str]:
+    return [h.entity_id for h in hits]
+
+
+def rank_key(hit: LexicalHit) -> tuple[float, str]:
+    return (-hit.score, hit.entity_id)
+
+
+def with_hash(docs: Sequence[LexicalDoc], tag: str) -> list[LexicalDoc]:
+    """The same documents with a content hash that names `tag`: identical text, distinguishable copies."""
+    return [d.model_copy(update={"content_hash": f"{tag}:{d.content_hash}"}) for d in docs]
+
+
+def doc(entity_id: str, name: str, content_hash: str = "h1", **fields: object) -> LexicalDoc:
+    return LexicalDoc(entity_id=entity_id, name=name, content_hash=content_hash, **fields)  # type: ignore[arg-type]
+
+
+def numbered_docs(n: int, word: str = "widget") -> list[LexicalDoc]:
+    """n documents that all contain `word` once, in otherwise distinct text."""
+    return [
+        doc(f"n-{i:03d}", f"{word} number{i}", f"h-{i}", summary=f"item {i} of the {word} set")
+        for i in range(n)
+    ]
+
+
+class LexicalIndexHarness(ContractBase):
+    """Fixtures and hooks every lexical mixin shares. Adapter authors override `lexical_index` only.
+
+    Troubleshooting: every test starts from `lexical_index`; if many tests fail at once, check that
+    the fixture returns a *fresh* index (data of an earlier test leaks otherwise) and that `flush()`
+    makes writes visible.
+    """
+
+    @pytest.fixture
+    def lexical_index(self) -> LexicalIndex:
+        """Return (or yield, closing it afterwards) a fresh `LexicalIndex` holding nothing in the
+        suite's scopes (`scope`, `other_scope`, `sibling_scope`, `graph_scope`). Override this."""
+        raise NotImplementedError("override the `lexical_index` fixture in your contract test class")
+
+    def subject_capabilities(self, request: pytest.FixtureRequest) -> Capabilities:
+        index: LexicalIndex = request.getfixturevalue("lexical_index")
+        return index.capabilities
+
+    # hooks ----------------------------------------------------------------------------------
+
+    def write(self, index: LexicalIndex, scope: Scope, docs: Sequence[LexicalDoc]) -> None:
+        """Upsert then flush: how every test writes before it reads."""
+        index.upsert(scope, docs)
+        index.flush()
+
+    def checked_search(
+        self, index: LexicalIndex, scope: Scope, text: str, k: int = FOUND_WITHIN
+    ) -> list[LexicalHit]:
+        """Search, then check what every answer promises: scope, k, finite scores and order.
+        Part of the contract, not a hook: do not override."""
+        hits = index.search(scope, text, k)
+        assert isinstance(hits, list), f"search returned {type(hits).__name__}, expected a list"
+        limit = min(max(k, 1), MAX_K)
+        assert len(hits) <= limit, f"{len(hits)} hits for k={k} (at most {limit})"
+        for hit in hits:
+            assert isinstance(hit, LexicalHit), f"search returned {type(hit).__name__}, not LexicalHit"
+            assert scope.contains(hit.tenant_id, hit.namespace, hit.graph_id), (
+                f"hit {hit.entity_id!r} carries scope {(hit.tenant_id, hit.namespace, hit.graph_id)}, "
+                f"searched {scope}"
+            )
+            assert math.isfinite(hit.score), f"hit {hit.entity_id!r} has non-finite score {hit.score}"
+        assert hits == sorted(hits, key=rank_key), (
+            f"hits are not ordered by score desc, then entity_id: {[(h.entity_id, h.score) for h in hits]}"
+        )
+        return hits
+
+    def assert_same_hits(self, first: Sequence[LexicalHit], second: Sequence[LexicalHit]) -> None:
+        """Two answers to the same search on the same data: same ids, same order, same scores (relative
+        tolerance 1e-6). Override only to loosen the score tolerance for a distributed engine."""
+        assert ids(first) == ids(second)
+        for a, b in zip(first, second, strict=True):
+            assert math.isclose(a.score, b.score, rel_tol=1e-6), (a, b)
+            assert (a.tenant_id, a.namespace, a.graph_id, a.content_hash) == (
+                b.tenant_id,
+                b.namespace,
+                b.graph_id,
+                b.content_hash,
+            )
+
+    # shared data ----------------------------------------------------------------------------
+
+    @pytest.fixture
+    def memory_docs(self) -> list[LexicalDoc]:
+        """datasets.memory_entities() as lexical documents: services, teams, an incident, a decision."""
+        return datasets.lexical_docs(datasets.memory_entities())
+
+    @pytest.fixture
+    def loaded(
+        self, lexical_index: LexicalIndex, scope: Scope, memory_docs: list[LexicalDoc]
+    ) -> LexicalIndex:
+        """`lexical_index` holding memory_docs in `scope`, flushed."""
+        self.write(lexical_index, scope, memory_docs)
+        return lexical_index
+
+
+# ---- per-operation mixins ---------------------------------------------------------------------
+
+
+class LexicalPortTests(LexicalIndexHarness):
+    """The adapter implements the port and starts empty.
+
+    Troubleshooting: a failure here usually means the fixture returns a shared or pre-filled index,
+    or the class misses a port method. Since 1.0.0.
+    """
+
+    def test_port_is_implemented(self, lexical_index: LexicalIndex) -> None:
+        """The subject is a runtime `LexicalIndex` with a name and declared capabilities."""
+        assert isinstance(lexical_index, LexicalIndex)
+        assert isinstance(lexical_index.name, str) and lexical_index.name
+        assert isinstance(lexical_index.capabilities, Capabilities)
+
+    def test_hashes_new_index_is_empty(
+        self, lexical_index: LexicalIndex, request: pytest.FixtureRequest
+    ) -> None:
+        """A fresh index holds nothing in any of the suite's scopes."""
+        lexical_index.flush()
+        for scope in [request.getfixturevalue("scope"), *adversarial_scopes(request)]:
+            assert lexical_index.hashes(scope) == {}
+            assert self.checked_search(lexical_index, scope, "checkout payment team") == []
+
+
+class LexicalUpsertTests(LexicalIndexHarness):
+    """upsert: documents become searchable by their approved text, replace by id, and are idempotent.
+
+    Troubleshooting: check that name, aliases, qualified name and summary are all indexed and that
+    upsert replaces by (scope, entity_id) instead of appending. Since 1.0.0.
+    """
+
+    @pytest.mark.parametrize(
+        ("query", "expected"), [("redis-sessions", "db-redis"), ("inventory-svc", "svc-inv")]
+    )
+    def test_upsert_then_search_finds_by_name(
+        self, loaded: LexicalIndex, scope: Scope, query: str, expected: str
+    ) -> None:
+        """A document is found by its name."""
+        assert expected in ids(self.checked_search(loaded, scope, query))
+
+    @pytest.mark.parametrize(("query", "expected"), [("pgw", "svc-pay"), ("commerce", "team-com")])
+    def test_upsert_then_search_finds_by_alias(
+        self, loaded: LexicalIndex, scope: Scope, query: str, expected: str
+    ) -> None:
+        """A document is found by one of its aliases alone."""
+        assert expected in ids(self.checked_search(loaded, scope, query))
+
+    @pytest.mark.parametrize(("query", "expected"), [("idempotency", "svc-pay"), ("reservations", "svc-inv")])
+    def test_upsert_then_search_finds_by_summary_words(
+        self, loaded: LexicalIndex, scope: Scope, query: str, expected: str
+    ) -> None:
+        """A document is found by a word of its summary."""
+        assert expected in ids(self.checked_search(loaded, scope, query))
+
+    def test_upsert_then_search_finds_by_qualified_name(
+        self, lexical_index: LexicalIndex, scope: Scope
+    ) -> None:
+        """A code symbol is found by its qualified name."""
+        self.write(lexical_index, scope, datasets.lexical_docs(datasets.code_entities()))
+        assert "f-price" in ids(self.checked_search(lexical_index, scope, "shop.pricing.price_of"))
+
+    def test_upsert_then_search_hits_carry_content_hash(
+        self, loaded: LexicalIndex, scope: Scope, memory_docs: list[LexicalDoc]
+    ) -> None:
+        """Every hit carries the content hash stored with its document."""
+        stored = {d.entity_id: d.content_hash for d in memory_docs}
+        hits = self.checked_search(loaded, scope, "checkout payment redis team")
+        assert hits
+        assert {h.entity_id: h.content_hash for h in hits} == {h.entity_id: stored[h.entity_id] for h in hits}
+
+    def test_upsert_replaces_by_id(self, lexical_index: LexicalIndex, scope: Scope) -> None:
+        """Upserting an id again replaces its text and hash: old words stop matching, new ones match."""
+        self.write(lexical_index, scope, [doc("e1", "marmalade", "h-old", summary="orange preserve")])
+        self.write(lexical_index, scope, [doc("e1", "chutney", "h-new", summary="mango relish")])
+        assert "e1" not in ids(self.checked_search(lexical_index, scope, "marmalade orange"))
+        hits = self.checked_search(lexical_index, scope, "chutney mango")
+        assert [(h.entity_id, h.content_hash) for h in hits] == [("e1", "h-new")]
+        assert lexical_index.hashes(scope) == {"e1": "h-new"}
+
+    def test_upsert_is_idempotent(
+        self, lexical_index: LexicalIndex, scope: Scope, memory_docs: list[LexicalDoc]
+    ) -> None:
+        """Writing the same documents twice leaves one document per id and identical answers."""
+        self.write(lexical_index, scope, memory_docs)
+        first = self.checked_search(lexical_index, scope, "checkout payment gateway")
+        self.write(lexical_index, scope, memory_docs)
+        again = self.checked_search(lexical_index, scope, "checkout payment gateway")
+        assert len(ids(again)) == len(set(ids(again)))
+        self.assert_same_hits(first, again)
+        assert lexical_index.hashes(scope) == {d.entity_id: d.content_hash for d in memory_docs}
+
+
+class LexicalDeleteTests(LexicalIndexHarness):
+    """delete: named ids leave search and hashes; nothing else changes.
+
+    Troubleshooting: check that delete uses the same (scope, entity_id) key as upsert. Since 1.0.0.
+    """
+
+    def test_delete_removes_from_search_and_hashes(
+        self, loaded: LexicalIndex, scope: Scope, memory_docs: list[LexicalDoc]
+    ) -> None:
+        """A deleted id is neither found nor listed; the other documents stay."""
+        loaded.delete(scope, ["svc-pay"])
+        loaded.flush()
+        assert "svc-pay" not in ids(
+            self.checked_search(loaded, scope, "payment-gateway pgw idempotency", k=MAX_K)
+        )
+        expected = {d.entity_id: d.content_hash for d in memory_docs if d.entity_id != "svc-pay"}
+        assert loaded.hashes(scope) == expected
+
+    def test_delete_unknown_id_is_a_no_op(
+        self, loaded: LexicalIndex, scope: Scope, memory_docs: list[LexicalDoc]
+    ) -> None:
+        """Deleting ids the scope does not hold (and an empty list) changes nothing."""
+        loaded.delete(scope, ["no-such-id", "svc-pay-", "SVC-PAY"])
+        loaded.delete(scope, [])
+        loaded.flush()
+        assert loaded.hashes(scope) == {d.entity_id: d.content_hash for d in memory_docs}
+
+    def test_delete_is_idempotent(self, loaded: LexicalIndex, scope: Scope) -> None:
+        """Deleting the same id twice is the same as deleting it once."""
+        loaded.delete(scope, ["svc-inv"])
+        loaded.delete(scope, ["svc-inv", "svc-inv"])
+        loaded.flush()
+        assert "svc-inv" not in loaded.hashes(scope)
+        assert len(loaded.hashes(scope)) == len(datasets.memory_entities()) - 1
+
+
+class LexicalHashesTests(LexicalIndexHarness):
+    """hashes: exactly {entity_id: content_hash} of one scope, what reconcile compares with the graph.
+
+    Troubleshooting: hashes must read every document of the scope (no k limit) and nothing else.
+    Since 1.0.0.
+    """
+
+    def test_hashes_exact_per_scope(self, lexical_index: LexicalIndex, scope: Scope) -> None:
+        """hashes(scope) lists every document of the scope, more than a page of them, with its hash."""
+        docs = numbered_docs(250)
+        self.write(lexical_index, scope, docs)
+        assert lexical_index.hashes(scope) == {d.entity_id: d.content_hash for d in docs}
+
+
+class LexicalIsolationTests(LexicalIndexHarness):
+    """Isolation: identical documents (same ids, names, aliases, text) in `scope`, another tenant, a
+    sibling namespace and a shared code graph never cross. The copies differ only in content hash, so
+    a hit relabelled with the caller's scope is caught too.
+
+    Troubleshooting: the scope must be inside the backend query and in the upsert/delete key — all
+    three of tenant_id, namespace and graph_id, with graph_id "" a real value. Since 1.0.0.
+    """
+
+    @pytest.fixture
+    def four_copies(
+        self, lexical_index: LexicalIndex, request: pytest.FixtureRequest, memory_docs: list[LexicalDoc]
+    ) -> dict[Scope, list[LexicalDoc]]:
+        scopes = [request.getfixturevalue("scope"), *adversarial_scopes(request)]
+        copies = {s: with_hash(memory_docs, f"copy{i}") for i, s in enumerate(scopes)}
+        for s, docs in copies.items():
+            lexical_index.upsert(s, docs)
+        lexical_index.flush()
+        return copies
+
+    @pytest.mark.parametrize(
+        "query", ["checkout-api", "payments team owns card processing", "redis", "svc-pay"]
+    )
+    def test_search_never_crosses_scopes(
+        self, lexical_index: LexicalIndex, four_copies: dict[Scope, list[LexicalDoc]], query: str
+    ) -> None:
+        """Each scope's search returns only its own copies, with the scope and hash stored with them."""
+        for s, docs in four_copies.items():
+            hits = self.checked_search(lexical_index, s, query, k=MAX_K)
+            assert hits, f"no hit for {query!r} in {s}"
+            own = {d.entity_id: d.content_hash for d in docs}
+            assert all(own.get(h.entity_id) == h.content_hash for h in hits), (s, hits)
+            assert len(ids(hits)) == len(set(ids(hits)))
+
+    def test_hashes_never_cross_scopes(
+        self, lexical_index: LexicalIndex, four_copies: dict[Scope, list[LexicalDoc]]
+    ) -> None:
+        """hashes(scope) is exactly that scope's copies."""
+        for s, docs in four_copies.items():
+            assert lexical_index.hashes(s) == {d.entity_id: d.content_hash for d in docs}
+
+    def test_delete_never_crosses_scopes(
+        self, lexical_index: LexicalIndex, four_copies: dict[Scope, list[LexicalDoc]], scope: Scope
+    ) -> None:
+        """Deleting ids in one scope leaves the same ids in every other scope."""
+        lexical_index.delete(scope, [d.entity_id for d in four_copies[scope]])
+        lexical_index.flush()
+        assert lexical_index.hashes(scope) == {}
+        assert self.checked_search(lexical_index, scope, "checkout-api") == []
+        for s, docs in four_copies.items():
+            if s != scope:
+                assert lexical_index.hashes(s) == {d.entity_id: d.content_hash for d in docs}
+                assert "svc-checkout" in ids(self.checked_search(lexical_index, s, "checkout-api"))
+
+    def test_upsert_never_crosses_scopes(
+        self, lexical_index: LexicalIndex, four_copies: dict[Scope, list[LexicalDoc]], scope: Scope
+    ) -> None:
+        """Replacing a document in one scope leaves the same id's copies elsewhere unchanged."""
+        self.write(lexical_index, scope, [doc("svc-pay", "quartz-ledger", "h-replaced")])
+        assert lexical_index.hashes(scope)["svc-pay"] == "h-replaced"
+        for s, docs in four_copies.items():
+            if s != scope:
+                assert lexical_index.hashes(s) == {d.entity_id: d.content_hash for d in docs}
+                assert "svc-pay" not in ids(self.checked_search(lexical_index, s, "quartz-ledger"))
+
+    def test_search_other_scope_only_text_is_not_found(
+        self, lexical_index: LexicalIndex, request: pytest.FixtureRequest, scope: Scope
+    ) -> None:
+        """Text that only another scope holds finds nothing in `scope`."""
+        self.write(lexical_index, scope, [doc("mine", "ordinary thing", "h-mine")])
+        for s in adversarial_scopes(request):
+            self.write(
+                lexical_index, s, [doc("theirs", "zanzibar secret", "h-theirs", aliases=("zanzibar",))]
+            )
+        assert self.checked_search(lexical_index, scope, "zanzibar secret") == []
+
+
+class LexicalInjectionTests(LexicalIndexHarness):
+    """Query text is analysed, never parsed: injection payloads are words, as queries and as data.
+
+    Troubleshooting: never hand user text to a query parser (tantivy's lets `tenant_id:x` through);
+    build term queries from the analyser's tokens and add the scope as a required clause. Since 1.0.0.
+    """
+
+    @pytest.fixture
+    def injected(
+        self, lexical_index: LexicalIndex, request: pytest.FixtureRequest, scope: Scope
+    ) -> LexicalIndex:
+        """`scope` holds the injection documents; every adversarial scope holds them too, plus the
+        memory documents, under other hashes."""
+        inj = datasets.lexical_docs(datasets.injection_entities())
+        self.write(lexical_index, scope, inj)
+        memory = datasets.lexical_docs(datasets.memory_entities())
+        for s in adversarial_scopes(request):
+            self.write(lexical_index, s, with_hash([*inj, *memory], "foreign"))
+        return lexical_index
+
+    def _targeted(self, request: pytest.FixtureRequest) -> list[str]:
+        other, sibling, graph = adversarial_scopes(request)
+        return [
+            *datasets.INJECTION_PAYLOADS,
+            f"tenant_id:{other.tenant_id}",
+            f"tenant_id:{other.tenant_id} OR name:*",
+            f"x' OR tenant_id='{other.tenant_id}",
+            f"namespace:{sibling.namespace} OR namespace:*",
+            f"graph_id:{graph.graph_id}",
+            "tenant_id:* OR entity_id:* OR content_hash:*",
+        ]
+
+    def test_search_injection_never_widens_scope(
+        self, injected: LexicalIndex, request: pytest.FixtureRequest, scope: Scope
+    ) -> None:
+        """Payloads (including ones naming the other tenant's real id) return only `scope`'s documents."""
+        own = injected.hashes(scope)
+        for payload in self._targeted(request):
+            hits = self.checked_search(injected, scope, payload, k=MAX_K)
+            assert all(own.get(h.entity_id) == h.content_hash for h in hits), (payload, hits)
+
+    def test_search_injection_payload_is_found_literally(self, injected: LexicalIndex, scope: Scope) -> None:
+        """A stored payload (up to 256 characters, with a word in it) is found by its own text."""
+        for i, payload in enumerate(datasets.INJECTION_PAYLOADS):
+            if _WORD.search(payload) and len(payload) <= 256:
+                assert f"inj-{i:02d}" in ids(self.checked_search(injected, scope, payload)), payload
+
+    def test_search_wildcard_is_literal(self, injected: LexicalIndex, scope: Scope) -> None:
+        """`*`, `name:*` and `?*` match only documents holding their words or the literal symbols."""
+        text = {f"inj-{i:02d}": p for i, p in enumerate(datasets.INJECTION_PAYLOADS)}
+        for query in ("*", "?*", "name:*"):
+            words = [w.lower() for w in _WORD.findall(query)]
+            allowed = {i for i, p in text.items() if query in p or any(w in p.lower() for w in words)}
+            found = set(ids(self.checked_search(injected, scope, query, k=MAX_K)))
+            assert found <= allowed, (query, found - allowed)
+            assert len(found) < len(text), f"{query!r} matched every document"
+
+    def test_upsert_injection_ids_are_stored_literally(
+        self, lexical_index: LexicalIndex, scope: Scope
+    ) -> None:
+        """Payloads used as entity ids round-trip exactly through hashes, search and delete."""
+        payloads = [p for p in datasets.INJECTION_PAYLOADS if len(p.encode()) <= 512]
+        docs = [doc(p, f"payload holder {i}", f"h-{i}", summary="quokka") for i, p in enumerate(payloads)]
+        self.write(lexical_index, scope, docs)
+        assert lexical_index.hashes(scope) == {d.entity_id: d.content_hash for d in docs}
+        assert set(ids(self.checked_search(lexical_index, scope, "quokka", k=MAX_K))) == set(payloads)
+        lexical_index.delete(scope, [payloads[2]])
+        lexical_index.flush()
+        assert set(lexical_index.hashes(scope)) == set(payloads) - {payloads[2]}
+
+
+class LexicalOrderingTests(LexicalIndexHarness):
+    """Ordering and determinism: score descending, then entity_id ascending; repeatable.
+
+    Troubleshooting: engines break equal scores by internal doc order; fetch past k while the k-th
+    score is tied and sort by (-score, entity_id). Since 1.0.0.
+    """
+
+    @pytest.fixture
+    def tied(self, lexical_index: LexicalIndex, scope: Scope) -> LexicalIndex:
+        """datasets.ties(): 12 documents equal in everything but their id, written in shuffled order."""
+        self.write(lexical_index, scope, datasets.lexical_docs(datasets.ties()))
+        return lexical_index
+
+    def test_search_ties_ordered_by_entity_id(self, tied: LexicalIndex, scope: Scope) -> None:
+        """Equal-scoring hits come in entity_id order with equal scores."""
+        hits = self.checked_search(tied, scope, "same name", k=MAX_K)
+        assert ids(hits) == sorted(e.id for e in datasets.ties())
+        assert len({h.score for h in hits}) == 1
+
+    @pytest.mark.parametrize("k", [1, 5, 11])
+    def test_search_ties_cut_at_k_by_entity_id(self, tied: LexicalIndex, scope: Scope, k: int) -> None:
+        """When a tie straddles the k-th position, the k smallest ids are returned."""
+        assert (
+            ids(self.checked_search(tied, scope, "same words", k=k))
+            == sorted(e.id for e in datasets.ties())[:k]
+        )
+
+    def test_search_scores_descending(self, loaded: LexicalIndex, scope: Scope) -> None:
+        """Hits of a mixed-relevance query come in non-increasing score order (the harness checks it)."""
+        hits = self.checked_search(loaded, scope, "checkout payment redis sessions team owns", k=MAX_K)
+        assert len(hits) >= 4
+        assert all(a.score >= b.score for a, b in itertools.pairwise(hits))
+        assert len({h.score for h in hits}) > 1, "a mixed query should give unequal scores"
+
+    def test_search_repeated_is_identical(self, loaded: LexicalIndex, scope: Scope) -> None:
+        """The same search on the same data gives the same hits, scores and order every time."""
+        for query in ("checkout", "payments team card", "sessions redis postgres"):
+            first = self.checked_search(loaded, scope, query)
+            assert first
+            for _ in range(3):
+                self.assert_same_hits(first, self.checked_search(loaded, scope, query))
+
+
+class LexicalLimitTests(LexicalIndexHarness):
+    """k: clamped to [1, 100]; never more hits than that; exactly that many when enough match.
+
+    Troubleshooting: clamp k before the engine sees it (0 and negatives mean 1). Since 1.0.0.
+    """
+
+    @pytest.fixture
+    def many(self, lexical_index: LexicalIndex, scope: Scope) -> LexicalIndex:
+        """150 documents that all match `widget`."""
+        self.write(lexical_index, scope, numbered_docs(150))
+        return lexical_index
+
+    @pytest.mark.parametrize(
+        ("k", "expected"), [(-5, 1), (0, 1), (1, 1), (7, 7), (100, 100), (101, 100), (10_000, 100)]
+    )
+    def test_search_k_is_clamped(self, many: LexicalIndex, scope: Scope, k: int, expected: int) -> None:
+        """search returns exactly clamp(k, 1, 100) hits when more documents than that match."""
+        assert len(self.checked_search(many, scope, "widget", k=k)) == expected
+
+    def test_search_fewer_matches_than_k(self, loaded: LexicalIndex, scope: Scope) -> None:
+        """With fewer matches than k, every match is returned once and nothing else."""
+        hits = self.checked_search(loaded, scope, "pgw", k=MAX_K)
+        assert ids(hits) == ["svc-pay"]
+
+
+class LexicalEmptyQueryTests(LexicalIndexHarness):
+    """Queries with no searchable term return [] (never an error, never everything).
+
+    Troubleshooting: return [] when the analyser yields no token instead of building an empty
+    boolean query (which some engines treat as match-all). Since 1.0.0.
+    """
+
+    @pytest.mark.parametrize("text", ["", " ", "\t\n  ", "\u3000"])
+    def test_search_no_term_query_returns_empty(self, loaded: LexicalIndex, scope: Scope, text: str) -> None:
+        """Empty and blank text returns an empty list."""
+        assert self.checked_search(loaded, scope, text) == []
+
+    def test_search_unmatched_query_returns_empty(self, loaded: LexicalIndex, scope: Scope) -> None:
+        """Words no document holds return an empty list."""
+        assert self.checked_search(loaded, scope, "xylophone quasar zeppelin") == []
+
+    def test_search_empty_scope_returns_empty(self, loaded: LexicalIndex, scope: Scope) -> None:
+        """A scope that holds nothing returns an empty list even when others match."""
+        assert (
+            self.checked_search(loaded, Scope(scope.tenant_id + "-empty", scope.namespace), "checkout") == []
+        )
+
+
+class LexicalVisibilityTests(LexicalIndexHarness):
+    """flush(): every write before it is visible after it; the suite promises nothing before it.
+
+    Troubleshooting: if a second write is not visible, the adapter keeps a stale reader; flush must
+    reload it. Since 1.0.0.
+    """
+
+    def test_flush_makes_each_write_visible(self, lexical_index: LexicalIndex, scope: Scope) -> None:
+        """Interleaved writes, flushes and reads: each read sees every write flushed before it."""
+        self.write(lexical_index, scope, [doc("a", "aardvark", "ha")])
+        assert ids(self.checked_search(lexical_index, scope, "aardvark")) == ["a"]
+        self.write(lexical_index, scope, [doc("b", "aardvark badger", "hb")])
+        assert set(ids(self.checked_search(lexical_index, scope, "aardvark"))) == {"a", "b"}
+        lexical_index.delete(scope, ["a"])
+        lexical_index.flush()
+        assert ids(self.checked_search(lexical_index, scope, "aardvark")) == ["b"]
+        assert lexical_index.hashes(scope) == {"b": "hb"}
+
+    def test_flush_without_writes_changes_nothing(self, loaded: LexicalIndex, scope: Scope) -> None:
+        """Repeated flushes leave answers and hashes unchanged."""
+        before = (self.checked_search(loaded, scope, "checkout"), loaded.hashes(scope))
+        loaded.flush()
+        loaded.flush()
+        self.assert_same_hits(before[0], self.checked_search(loaded, scope, "checkout"))
+        assert loaded.hashes(scope) == before[1]
+
+
+class LexicalIdentifierTests(LexicalIndexHarness):
+    """Optional analysis: identifier parts, whole-identifier ranking and English word forms, each
+    behind its `Capabilities.extra` flag (skipped with the flag's name when absent).
+
+    Troubleshooting: identifier parts come from splitting camelCase, snake_case, kebab-case and
+    dotted names and indexing the parts next to the whole. Since 1.0.0.
+    """
+
+    @pytest.fixture
+    def code(self, lexical_index: LexicalIndex, scope: Scope) -> LexicalIndex:
+        docs = [
+            *datasets.lexical_docs(datasets.code_entities()),
+            *datasets.lexical_docs(datasets.memory_entities()),
+            doc(
+                "camel", "parseHttpRequest", "hc", qualified_name="net.http.parseHttpRequest", type="function"
+            ),
+        ]
+        self.write(lexical_index, scope, docs)
+        return lexical_index
+
+    @requires("identifier_analysis")
+    @pytest.mark.parametrize(
+        ("query", "expected"),
+        [
+            ("http request", "camel"),
+            ("parse", "camel"),
+            ("item", "m-add"),
+            ("price", "f-price"),
+            ("pricing", "f-price"),
+        ],
+    )
+    def test_search_finds_by_identifier_parts(
+        self, code: LexicalIndex, scope: Scope, query: str, expected: str
+    ) -> None:
+        """A part of a camelCase, snake_case or dotted identifier finds the entity."""
+        assert expected in ids(self.checked_search(code, scope, query))
+
+    @requires("exact_identifier_field")
+    @pytest.mark.parametrize(
+        ("query", "expected"),
+        [
+            ("PAY-502-UPSTREAM", "svc-pay"),
+            ("shop.cart.Cart.add_item", "m-add"),
+            ("parseHttpRequest", "camel"),
+        ],
+    )
+    def test_search_exact_identifier_ranks_first(
+        self, code: LexicalIndex, scope: Scope, query: str, expected: str
+    ) -> None:
+        """A whole name, alias or qualified name ranks its entity first."""
+        assert ids(self.checked_search(code, scope, query))[:1] == [expected]
+
+    @requires("stemming")
+    def test_search_matches_english_word_forms(self, loaded: LexicalIndex, scope: Scope) -> None:
+        """Inflected forms meet: `charging card` finds the summary `charges cards`."""
+        assert "svc-checkout" in ids(self.checked_search(loaded, scope, "charging card"))
+
+
+# ---- aggregates ---------------------------------------------------------------------------------
+
+
+class LexicalIndexCoreContract(
+    LexicalPortTests,
+    LexicalUpsertTests,
+    LexicalDeleteTests,
+    LexicalHashesTests,
+    LexicalIsolationTests,
+    LexicalInjectionTests,
+    LexicalOrderingTests,
+    LexicalLimitTests,
+    LexicalEmptyQueryTests,
+    LexicalVisibilityTests,
+):
+    """Everything every lexical adapter must pass. Subclass it and override `lexical_index`."""
+
+
+class LexicalIndexContract(LexicalIndexCoreContract, LexicalIdentifierTests):
+    """The full lexical contract: the core plus the capability-gated identifier analysis tests.
+
+    Usage::
+
+        class TestMyLexicalIndex(LexicalIndexContract):
+            @pytest.fixture
+            def lexical_index(self, tmp_path):
+                index = MyLexicalIndex(tmp_path / "lexical")
+                yield index
+                index.close()
+    """
