@@ -1,0 +1,64 @@
+"""Broken on purpose: a graph store that ignores the caller's limits.
+
+`fact.from_roots`, `entity.find_exact` and `graph.neighbourhood` run as if `limit` (and the
+neighbourhood's `per_direction_limit`) were unbounded: everything that matches comes back and
+nothing is reported as truncated. Small answers are right, so only the tests that sit at a limit
+-- the clamp and limit tests -- can catch it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import pytest
+
+from graphctx import templates as t
+from graphctx.adapters.sqlite import SqliteGraphStore
+from graphctx.contracts.graph import GraphStoreContract
+from graphctx.scope import Scope
+from graphctx.store_base import Handler
+
+UNBOUNDED = 1_000_000
+
+# template -> the limit fields its handler forgets (model_copy skips validation, so no clamp applies)
+_FORGOTTEN = {
+    t.FACTS_FROM_ROOTS.name: ("limit",),
+    t.ENTITY_FIND_EXACT.name: ("limit",),
+    t.NEIGHBOURHOOD.name: ("limit", "per_direction_limit"),
+}
+
+
+class LimitlessGraphStore(SqliteGraphStore):
+    name = "sqlite-limitless"
+
+    def handlers(self) -> Mapping[str, Handler]:
+        handlers = dict(super().handlers())
+        for name, fields in _FORGOTTEN.items():
+            handlers[name] = self._unbounded(handlers[name], fields)
+        return handlers
+
+    @staticmethod
+    def _unbounded(handler: Handler, fields: tuple[str, ...]) -> Handler:
+        def run(scope: Scope, params: Any) -> Any:
+            return handler(scope, params.model_copy(update=dict.fromkeys(fields, UNBOUNDED)))
+
+        return run
+
+
+class TestBrokenLimitless(GraphStoreContract):
+    @pytest.fixture
+    def graph_store(self) -> Iterator[SqliteGraphStore]:
+        store = LimitlessGraphStore(":memory:")
+        store.ensure_schema()
+        yield store
+        store.close()
+
+
+class TestControlSqlite(GraphStoreContract):
+    @pytest.fixture
+    def graph_store(self) -> Iterator[SqliteGraphStore]:
+        store = SqliteGraphStore(":memory:")
+        store.ensure_schema()
+        yield store
+        store.close()

@@ -1,0 +1,40 @@
+"""Broken on purpose: a lexical index whose search ignores `k`.
+
+It returns every match of the scope, correctly ordered and scoped, however small `k` is. A query
+with a handful of matches looks right; the limit tests (k clamped to 1..100, ties cut at k) must
+catch it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from graphctx.adapters.tantivy import TantivyLexicalIndex
+from graphctx.contracts.lexical import LexicalIndexContract
+from graphctx.ports import LexicalHit
+from graphctx.scope import Scope
+
+
+class KIgnoringLexicalIndex(TantivyLexicalIndex):
+    name = "tantivy-ignores-k"
+
+    def search(self, scope: Scope, text: str, k: int) -> list[LexicalHit]:
+        return super().search(scope, text, 1_000_000)  # the bug: the caller's k is dropped
+
+
+class TestBrokenIgnoresK(LexicalIndexContract):
+    @pytest.fixture
+    def lexical_index(self) -> Iterator[TantivyLexicalIndex]:
+        index = KIgnoringLexicalIndex(None)
+        yield index
+        index.close()
+
+
+class TestControlTantivy(LexicalIndexContract):
+    @pytest.fixture
+    def lexical_index(self) -> Iterator[TantivyLexicalIndex]:
+        index = TantivyLexicalIndex(None)
+        yield index
+        index.close()

@@ -1,0 +1,291 @@
+"""The contract suite bites: each deliberately broken adapter in tests/contracts/broken fails on the
+contract tests that guard the promise it breaks -- and only there -- while the same tests pass on
+the unbroken adapter and the guard passes on both.
+
+Each broken file holds `TestBroken...` (the broken adapter) and `TestControl...` (the same contract
+on the real adapter). It runs in a pytest subprocess restricted to the relevant contract tests, and
+the JUnit report is checked test by test:
+
+* every `must_fail` pattern names at least one failed test of the broken class;
+* every failed test of the broken class is named by `must_fail` or `may_fail` (no collateral noise);
+* every `must_pass` pattern names tests that passed on the broken adapter (the breakage is narrow);
+* the guard passed; the control class ran the same tests with no failure.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from graphctx.contracts._guard import GUARD, contract_tests
+from graphctx.contracts.graph import GraphStoreContract, OrderingTests
+from graphctx.contracts.lexical import LexicalIndexContract
+
+REPO = Path(__file__).resolve().parents[2]
+BROKEN = Path(__file__).resolve().parent / "broken"
+TIMEOUT_S = 300
+
+
+# ---- running pytest on a file and reading its JUnit report ------------------------------------
+
+
+@dataclass(frozen=True)
+class Outcome:
+    cls: str
+    name: str  # with parameters, e.g. test_search_k_is_clamped[7-7]
+    status: str  # passed | failed | skipped
+    message: str
+
+    @property
+    def base(self) -> str:
+        return self.name.split("[", 1)[0]
+
+
+def run_pytest(args: list[str], junit: Path) -> tuple[int, list[Outcome], str]:
+    """`python -m pytest ARGS` from the repository root, without the cache provider; returns the
+    exit code, every test case of the JUnit report and the console output (for failure messages)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_ADDOPTS", "PYTEST_XDIST"))}
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", f"--junitxml={junit}", *args]
+    proc = subprocess.run(
+        command, cwd=REPO, env=env, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
+    )
+    console = proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert junit.is_file(), f"pytest wrote no report (exit {proc.returncode}):\n{console}"
+    outcomes = []
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        status, message = "passed", ""
+        for child in case:
+            if child.tag in ("failure", "error"):
+                status, message = "failed", child.get("message", "")
+            elif child.tag == "skipped":
+                status, message = "skipped", child.get("message", "")
+        outcomes.append(
+            Outcome(case.get("classname", "").rsplit(".", 1)[-1], case.get("name", ""), status, message)
+        )
+    return proc.returncode, outcomes, console
+
+
+def names(pattern: str, outcomes: list[Outcome]) -> list[Outcome]:
+    """Outcomes whose test name (parameters optional) matches `pattern` entirely."""
+    rx = re.compile(pattern + r"(\[.*\])?")
+    return [o for o in outcomes if rx.fullmatch(o.name)]
+
+
+def defined_in(*mixins: type) -> str:
+    """A pattern naming exactly the tests the given contract mixins define."""
+    return "|".join(sorted(n for m in mixins for n in vars(m) if n.startswith("test_")))
+
+
+# ---- the broken adapters and what must catch them ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class Case:
+    file: str
+    broken: str
+    control: str
+    contract: type
+    select: str
+    """Pattern over contract test names: what the subprocess runs (the guard is always added)."""
+    must_fail: tuple[str, ...]
+    may_fail: tuple[str, ...] = ()
+    must_pass: tuple[str, ...] = ()
+
+
+CASES = [
+    Case(
+        "broken_graph_tenant_blind.py",
+        "TestBrokenTenantBlind",
+        "TestControlSqlite",
+        GraphStoreContract,
+        select=r"test_(isolation_.*|fresh_store_.*|get_by_ids_.*|find_exact_.*|injection_payloads_never_widen_scope)",
+        must_fail=(
+            "test_isolation_get_by_ids_sees_only_own_scope",
+            "test_isolation_find_exact_sees_only_own_scope",
+            "test_fresh_store_scopes_do_not_share_data",
+        ),
+        may_fail=(r"test_isolation_.*", "test_injection_payloads_never_widen_scope"),
+        must_pass=(
+            "test_get_by_ids_follows_given_order",
+            "test_find_exact_by_each_field",
+            "test_find_exact_names_and_aliases_casefolded",
+            "test_isolation_facts_from_roots_see_only_own_scope",
+        ),
+    ),
+    Case(
+        "broken_lexical_scope_blind.py",
+        "TestBrokenScopeBlindLexical",
+        "TestControlTantivy",
+        LexicalIndexContract,
+        select=r"test_(.*never_cross.*|search_other_scope_only_text_is_not_found|search_injection_.*"
+        r"|search_wildcard_is_literal|search_empty_scope_returns_empty|upsert_then_search_.*)",
+        must_fail=(
+            "test_search_never_crosses_scopes",
+            "test_search_other_scope_only_text_is_not_found",
+            "test_search_injection_never_widens_scope",
+            "test_search_empty_scope_returns_empty",
+        ),
+        may_fail=(
+            r"test_(delete|upsert)_never_crosses_scopes",
+            "test_search_injection_payload_is_found_literally",
+            "test_search_wildcard_is_literal",
+        ),
+        must_pass=("test_hashes_never_cross_scopes", r"test_upsert_then_search_.*"),
+    ),
+    Case(
+        "broken_graph_keeps_deleted.py",
+        "TestBrokenKeepsDeleted",
+        "TestControlSqlite",
+        GraphStoreContract,
+        select=r"test_(entity_delete_.*|scope_clear_.*|scope_stats_.*|isolation_delete_.*)",
+        must_fail=(
+            "test_entity_delete_removes_entity",
+            "test_entity_delete_then_recreate",
+            "test_entity_delete_visible_to_reads_made_before",
+        ),
+        may_fail=("test_scope_stats_follow_writes",),
+        must_pass=("test_entity_delete_removes_touching_facts", "test_scope_clear_removes_everything"),
+    ),
+    Case(
+        "broken_graph_stale_cache.py",
+        "TestBrokenStaleCache",
+        "TestControlCacheless",
+        GraphStoreContract,
+        select=r"test_(entity_delete_.*|scope_clear_.*|isolation_(delete|clear)_.*)",
+        # only a test that hydrates before deleting fills the cache that delete forgets
+        must_fail=(
+            "test_entity_delete_visible_to_reads_made_before",
+            "test_scope_clear_visible_to_reads_made_before",
+        ),
+        may_fail=(r"test_isolation_(delete|clear)_changes_only_own_scope",),
+        must_pass=("test_entity_delete_removes_entity", "test_scope_clear_removes_everything"),
+    ),
+    Case(
+        "broken_graph_concatenates.py",
+        "TestBrokenConcatenating",
+        "TestControlSqlite",
+        GraphStoreContract,
+        select=r"test_(injection_.*|find_exact_.*|isolation_find_exact_.*)",
+        must_fail=(
+            "test_injection_payloads_found_literally",
+            "test_injection_payloads_never_widen_scope",
+            "test_injection_payloads_as_ids",
+        ),
+        must_pass=(
+            "test_find_exact_by_each_field",
+            "test_find_exact_names_and_aliases_casefolded",
+            "test_isolation_find_exact_sees_only_own_scope",
+            "test_injection_payloads_round_trip",
+        ),
+    ),
+    Case(
+        "broken_graph_shuffles.py",
+        "TestBrokenShuffling",
+        "TestControlSqlite",
+        GraphStoreContract,
+        select=defined_in(OrderingTests),
+        must_fail=(
+            "test_find_exact_ties_ordered_by_id",
+            "test_hashes_ties_ordered_by_id",
+            "test_get_by_ids_ties_follow_given_order",
+            "test_traversal_ties_ordered_by_id",
+            "test_reads_repeat_identically",
+            "test_answers_independent_of_insertion_order",
+        ),
+        must_pass=("test_shortest_path_ties_ordered_by_id",),  # paths are not shuffled
+    ),
+    Case(
+        "broken_graph_ignores_limit.py",
+        "TestBrokenLimitless",
+        "TestControlSqlite",
+        GraphStoreContract,
+        select=r"test_.*(limit|clamped).*",
+        must_fail=(
+            r"test_neighbourhood_limit_edges\[29-29-True\]",
+            "test_neighbourhood_limit_clamped",
+            r"test_neighbourhood_per_direction_limit_edges\[29-29-True\]",
+            "test_neighbourhood_per_direction_limit_each_direction",
+            "test_neighbourhood_per_direction_limit_clamped",
+            "test_facts_from_roots_limit_80",
+            r"test_facts_from_roots_limit_edges\[59-59-True\]",
+            "test_find_exact_limit_clamped",
+            "test_find_exact_honours_limit",
+        ),
+        may_fail=(r"test_(neighbourhood|facts_from_roots)_.*limit_edges",),
+        must_pass=(
+            "test_neighbourhood_depth_clamped_to_two",
+            "test_entity_hashes_limit_edges",
+            "test_shortest_path_max_depth_clamped",
+        ),
+    ),
+    Case(
+        "broken_lexical_ignores_k.py",
+        "TestBrokenIgnoresK",
+        "TestControlTantivy",
+        LexicalIndexContract,
+        select=r"test_search_(k_is_clamped|fewer_matches_than_k|ties_cut_at_k_by_entity_id|ties_ordered_by_entity_id)",
+        must_fail=(
+            r"test_search_k_is_clamped\[(-5-1|0-1|1-1|7-7)\]",
+            r"test_search_ties_cut_at_k_by_entity_id\[(1|5|11)\]",
+        ),
+        must_pass=(
+            "test_search_fewer_matches_than_k",
+            "test_search_ties_ordered_by_entity_id",
+            r"test_search_k_is_clamped\[(100-100|101-100|10000-100)\]",  # at or over the clamp
+        ),
+    ),
+]
+
+
+def check_bites(case: Case, tmp_path: Path) -> None:
+    selected = sorted(n for n in contract_tests(case.contract) if re.fullmatch(case.select, n))
+    assert selected, f"{case.select!r} selects no contract test: renamed in the suite?"
+    for pattern in (*case.must_fail, *case.must_pass):
+        base = pattern.split("\\[", 1)[0]
+        assert any(re.fullmatch(base, n) for n in selected), f"{pattern!r} names no selected contract test"
+    path = BROKEN / case.file
+    node_ids = [f"{path}::{cls}::{n}" for cls in (case.broken, case.control) for n in [*selected, GUARD]]
+    code, outcomes, console = run_pytest(node_ids, tmp_path / "report.xml")
+
+    broken = [o for o in outcomes if o.cls == case.broken]
+    control = [o for o in outcomes if o.cls == case.control]
+    assert control, f"the control class {case.control} did not run:\n{console}"
+    assert sorted(o.name for o in broken) == sorted(o.name for o in control), "different tests ran"
+    assert [o for o in control if o.status == "failed"] == [], f"the control class fails:\n{console}"
+
+    (guard,) = [o for o in broken if o.name == GUARD]
+    assert guard.status == "passed", f"the guard did not pass on {case.broken}: {guard.message}"
+
+    failed = [o for o in broken if o.status == "failed"]
+    for pattern in case.must_fail:
+        assert names(pattern, failed), (
+            f"{case.broken} should fail {pattern!r}; failed: {sorted(o.name for o in failed)}\n{console}"
+        )
+    stray = [o.name for o in failed if not any(names(p, [o]) for p in (*case.must_fail, *case.may_fail))]
+    assert stray == [], f"{case.broken} also fails unrelated tests: {stray}"
+    for pattern in case.must_pass:
+        matched = names(pattern, broken)
+        assert matched, f"no test named {pattern!r} ran"
+        assert all(o.status == "passed" for o in matched), (
+            f"{pattern!r} should still pass on {case.broken}: {[(o.name, o.status) for o in matched]}"
+        )
+    assert code == 1, f"pytest exit status {code}, expected 1 (tests failed):\n{console}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.file.removesuffix(".py") for c in CASES])
+def test_the_suite_fails_the_broken_adapter_on_the_right_tests(case: Case, tmp_path: Path) -> None:
+    check_bites(case, tmp_path)
+
+
+def test_broken_files_are_not_collected_by_the_normal_run() -> None:
+    """The broken adapters must never run (and fail) in the repository's own test run."""
+    files = sorted(p.name for p in BROKEN.glob("*.py"))
+    assert {c.file for c in CASES} <= set(files)
+    assert not [f for f in files if f.startswith("test_") or f.endswith("_test.py")], files
