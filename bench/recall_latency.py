@@ -19,7 +19,8 @@ from graphctx.scope import Scope
 from graphctx.service import ContextService
 from graphctx.settings import Settings
 
-STAGES = ("exact", "legs", "fuse", "hydrate", "expand", "budget", "total")
+STAGES = ("exact", "legs", "hydrate", "fuse", "expand", "budget", "total")
+CHUNK = 50_000
 KINDS = ("service", "team", "person", "incident", "decision", "datastore", "host")
 PREDICATES = ("depends_on", "owned_by", "relates_to", "affected", "member_of", "runs_on")
 
@@ -79,7 +80,10 @@ def run(size: int, tenants: int, n_queries: int, work: Path, embedder: str) -> t
         first: list[dict] = []
         for t in range(tenants):
             entities, facts = make_scope_data(random.Random(size * 100 + t), vocab, size)
-            service.remember(Scope(f"tenant-{t}"), entities, facts)
+            for i in range(0, len(entities), CHUNK):  # one call holds at most 100k records (the bound)
+                service.remember(Scope(f"tenant-{t}"), entities[i : i + CHUNK])
+            for i in range(0, len(facts), CHUNK):
+                service.remember(Scope(f"tenant-{t}"), facts=facts[i : i + CHUNK])
             first = first or entities
         load_s = time.perf_counter() - started
         scope = Scope("tenant-0")
