@@ -30,7 +30,7 @@ app = typer.Typer(
     add_completion=False,
 )
 out = Console()
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)  # error lines stay whole for grep and logs
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print the canonical JSON answer.")]
 Tokens = Annotated[int | None, typer.Option("--max-tokens", help="Token budget (normalised to 256-20000).")]
