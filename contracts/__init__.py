@@ -12,6 +12,9 @@ Usage (in the adapter's own tests):
             yield store
             store.close()
 
+Override only the fixture and the contract's documented hooks (`contract_hooks`, e.g.
+`reopen_graph_store` for a durable graph store); the guard fails on anything else.
+
 Pin the contract version you certified against: new minor versions add tests
 (docs/contracts-changelog.md).
 """
@@ -23,7 +26,7 @@ try:
 except ImportError as exc:  # pragma: no cover - only without the test extra
     raise ImportError("graphctx.contracts needs pytest: pip install 'graphctx[contracts]'") from exc
 
-CONTRACT_VERSION = "1.0.0"
+CONTRACT_VERSION = "1.1.0"
 
 # Contract modules live in site-packages for adapter authors; rewrite their asserts so failures
 # show values, as they would in the author's own tests.

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import pytest
 
 F = TypeVar("F", bound=Callable[..., Any])
 REQUIRES = "__graphctx_requires__"
+CONTRACT_SKIP = pytest.StashKey[str]()
+"""Set on a test item when the contract itself skips it (capability, opt-out, missing optional hook).
+The plugin fails any other skip of a contract test."""
 
 
 def requires(*capabilities: str) -> Callable[[F], F]:
@@ -29,3 +32,9 @@ def known_broken(reason: str) -> pytest.MarkDecorator:
     if not isinstance(reason, str) or not reason.strip():
         raise ValueError("known_broken() needs a reason naming the limitation")
     return pytest.mark.xfail(strict=True, reason=reason)
+
+
+def contract_skip(item: pytest.Item, reason: str) -> NoReturn:
+    """Skip a contract test on the contract's own authority (the plugin lets only these through)."""
+    item.stash[CONTRACT_SKIP] = reason
+    pytest.skip(reason)

@@ -1,6 +1,6 @@
 """The GraphStore contract: one mixin per catalogue operation, plus two bundles.
 
-Usage, in the adapter's own tests (one fixture, nothing else)::
+Usage, in the adapter's own tests (one fixture, plus the reopen hook for a durable store)::
 
     import pytest
     from graphctx.contracts.graph import GraphStoreContract
@@ -8,13 +8,20 @@ Usage, in the adapter's own tests (one fixture, nothing else)::
     class TestAcmeGraphStore(GraphStoreContract):
         @pytest.fixture
         def graph_store(self, tmp_path):
-            store = AcmeGraphStore(...)      # fresh, schema ensured, empty for every contract scope
+            store = AcmeGraphStore(tmp_path / "graph")  # fresh, schema ensured, empty for every scope
             store.ensure_schema()
             yield store
             store.close()
 
+        @pytest.fixture
+        def reopen_graph_store(self, tmp_path):      # durable stores only: open the same location
+            return lambda store: AcmeGraphStore(tmp_path / "graph")
+
+The hooks (`contract_hooks`) are the only members a test class may override; the guard fails on any
+other override.
+
 `GraphStoreCoreContract` certifies the entity and fact templates (with isolation, injection,
-ordering, error and fresh-store checks); `GraphStoreContract` adds neighbourhood, shortest path,
+ordering, error, fresh-store and close/reopen checks); `GraphStoreContract` adds neighbourhood, shortest path,
 statistics, clear and the clamps. A test needing a template the adapter does not declare in
 `capabilities.templates` is skipped with the template's name (`template:<name>`); a test that is
 known to fail is overridden with `@known_broken(reason=...)`; anything else is caught by the guard.
@@ -47,6 +54,11 @@ raw score, never insertion order -- and repeating a read gives an identical answ
 Write visibility. A write is visible to the very next ``run()`` on the same store; there is no
 flush or refresh step. A write that raises changes nothing.
 
+Close and reopen (since 1.1.0). After ``close()``, ``run()`` raises ``BackendUnavailable`` (or another
+``BackendError``); ``close()`` may be called twice. A store declaring ``capabilities.durable`` keeps
+every entity and fact across ``close()`` and a reopen on the same location; the test class provides
+the ``reopen_graph_store`` hook that reopens it (an in-memory store declares ``durable=False``).
+
 Time. A fact is valid at ``t`` when ``valid_from <= t < valid_to`` (missing bounds are open).
 ``as_of=None`` means the store's current time, and ``scope.stats``' ``valid_facts`` counts facts
 valid now. A new row keeps the ``created_at`` it is given (or gets the current time); a replace keeps
@@ -77,7 +89,7 @@ Errors (the type is the contract, the wording is free):
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -85,15 +97,16 @@ import pytest
 
 from graphctx import templates as t
 from graphctx.contracts import datasets
-from graphctx.contracts._base import ContractBase
-from graphctx.contracts._markers import requires
-from graphctx.errors import InputError, NotFound, ScopeError, UnsupportedTemplate
+from graphctx.contracts._base import ContractBase, has_capability
+from graphctx.contracts._markers import contract_skip, requires
+from graphctx.errors import BackendError, InputError, NotFound, ScopeError, UnsupportedTemplate
 from graphctx.model import Entity, Fact
 from graphctx.ports import Capabilities, GraphStore
 from graphctx.scope import Scope
 
 __all__ = [
     "ClampTests",
+    "DurabilityTests",
     "EntityDeleteTests",
     "EntityHashesTests",
     "EntityUpsertTests",
@@ -329,7 +342,10 @@ def modified(entity: Entity, **changes: Any) -> Entity:
 
 
 class _GraphSubject(ContractBase):
-    """The one fixture an adapter author writes, and the capabilities it declares."""
+    """The one fixture an adapter author writes (plus one optional hook), and the capabilities it
+    declares."""
+
+    contract_hooks = frozenset({"graph_store", "reopen_graph_store"})
 
     @pytest.fixture
     def graph_store(self) -> GraphStore:
@@ -341,6 +357,23 @@ class _GraphSubject(ContractBase):
         raise NotImplementedError(
             "return a fresh GraphStore from a `graph_store` fixture in your GraphStoreContract subclass"
         )
+
+    @pytest.fixture
+    def reopen_graph_store(self) -> Callable[[GraphStore], GraphStore]:
+        """Optional hook for durable stores: return a function that takes the (closed) `graph_store`
+        and returns a new store opened on the same location (same file, directory or server), schema
+        ensured. The durability test closes the store it gets back.
+
+        A store declaring `capabilities.durable` (the default) must provide it; without it the
+        durability test fails, telling you to add it. An in-memory store declares `durable=False` and
+        leaves this alone (the test then skips, naming the hook). Override this fixture in your test
+        class, e.g.::
+
+            @pytest.fixture
+            def reopen_graph_store(self, tmp_path):
+                return lambda store: AcmeGraphStore(tmp_path / "graph")
+        """
+        raise NotImplementedError("no `reopen_graph_store` hook")
 
     def subject_capabilities(self, request: pytest.FixtureRequest) -> Capabilities:
         store: GraphStore = request.getfixturevalue("graph_store")
@@ -1701,6 +1734,32 @@ def _payload_ids() -> list[str]:
     return [p for p in datasets.INJECTION_PAYLOADS if len(p.encode()) <= 512]
 
 
+def targeted_payloads(other: Scope, sibling: Scope, graph: Scope) -> list[str]:
+    """Payloads that name the adversary scopes' real tenant id, namespace and graph id: as plain text
+    and as SQL, Cypher, Gremlin, query-string and document-filter fragments that would widen (or wipe)
+    a lookup if the store spliced them into its query."""
+    tenant, namespace, graph_id = other.tenant_id, sibling.namespace, graph.graph_id
+    return [
+        tenant,
+        f"{tenant}/{other.namespace}",
+        namespace,
+        graph_id,
+        f"x') OR tenant_id = '{tenant}' --",
+        f"x') OR (tenant_id = '{tenant}' AND namespace = '{other.namespace}') --",
+        f"x') OR namespace = '{namespace}' --",
+        f"x') OR graph_id = '{graph_id}' --",
+        f"x' OR tenant_id='{tenant}",
+        f'x") OR tenant_id = "{tenant}" --',
+        f"x'); DELETE FROM entities WHERE tenant_id = '{tenant}'; --",  # noqa: S608 - a payload, not a query
+        f"x' OR n.tenant_id = '{tenant}' RETURN n //",
+        f"x').or().has('tenant_id', '{tenant}').as('",
+        f"g.V().has('tenant_id', '{tenant}').drop().iterate()",
+        f"tenant_id:{tenant} OR name:*",
+        f"namespace:{namespace} OR namespace:*",
+        f'{{"$or": [{{"tenant_id": "{tenant}"}}, {{"graph_id": "{graph_id}"}}]}}',
+    ]
+
+
 class InjectionTests(_GraphSubject):
     """Parameter binding: injection payloads are data, stored and returned byte for byte, never code."""
 
@@ -1786,6 +1845,67 @@ class InjectionTests(_GraphSubject):
             assert shortest_path(graph_store, scope, "svc-pay", p) == t.PathResult()
         assert get_entities(graph_store, scope, payloads) == []
         assert stats(graph_store, scope) == before
+
+    @requires(UPSERT, FIND, STATS)
+    def test_injection_targeted_values_stay_in_scope(
+        self,
+        graph_store: GraphStore,
+        scope: Scope,
+        other_scope: Scope,
+        sibling_scope: Scope,
+        graph_scope: Scope,
+    ) -> None:
+        """find_exact values naming the adversary scopes' real tenant id, namespace and graph id match
+        nothing of those scopes (nor of the scope), and change nothing anywhere."""
+        adversaries = (other_scope, sibling_scope, graph_scope)
+        payloads = targeted_payloads(*adversaries)
+        entities = datasets.memory_entities()
+        upsert_entities(graph_store, scope, entities)
+        for s in adversaries:  # the same entities, plus one named by every payload
+            foreign = [modified(e, summary="foreign") for e in entities]
+            foreign += [ent(f"foreign-{i:02d}", p, aliases=(p,)) for i, p in enumerate(payloads)]
+            upsert_entities(graph_store, s, foreign)
+        counts = {s: stats(graph_store, s).entities for s in (scope, *adversaries)}
+        for payload in payloads:
+            for field in ("id", "qualified_name", "name", "alias"):
+                got = find_exact(graph_store, scope, [payload], fields=(field,), limit=100)
+                found = [
+                    (m.entity.id, m.entity.tenant_id, m.entity.namespace, m.entity.graph_id) for m in got
+                ]
+                assert found == [], (field, payload)
+        got = find_exact(graph_store, scope, [*payloads, entities[0].name], limit=100)
+        assert [(m.entity.id, m.value) for m in got] == [(entities[0].id, entities[0].name)]
+        assert in_scope(got[0].entity, scope) and got[0].entity.summary != "foreign"
+        assert {s: stats(graph_store, s).entities for s in counts} == counts
+
+    @requires(UPSERT, GET, FIND, HASHES, DELETE)
+    def test_injection_targeted_ids_stay_in_scope(
+        self,
+        graph_store: GraphStore,
+        scope: Scope,
+        other_scope: Scope,
+        sibling_scope: Scope,
+        graph_scope: Scope,
+    ) -> None:
+        """Entity ids naming the adversary scopes' real tenant id, namespace and graph id are stored,
+        fetched, found, paged and deleted in the scope only; the adversaries' data is untouched."""
+        adversaries = (other_scope, sibling_scope, graph_scope)
+        payloads = [p for p in targeted_payloads(*adversaries) if len(p.encode()) <= 512]
+        foreign = datasets.memory_entities()
+        for s in adversaries:
+            upsert_entities(graph_store, s, [modified(e, summary="foreign") for e in foreign])
+        before = {s: all_hashes(graph_store, s) for s in adversaries}
+        upsert_entities(graph_store, scope, [ent(p, f"targeted {i}") for i, p in enumerate(payloads)])
+        got = get_entities(graph_store, scope, [*payloads, *ids(foreign)])
+        assert ids(got) == payloads
+        assert all(in_scope(e, scope) for e in got)
+        for p in payloads:
+            found = find_exact(graph_store, scope, [p], fields=("id",))
+            assert [(m.entity.id, m.entity.tenant_id) for m in found] == [(p, scope.tenant_id)], p
+        assert [i for i, _ in all_hashes(graph_store, scope)] == sorted(payloads)
+        assert delete_entities(graph_store, scope, payloads).deleted == len(payloads)
+        assert all_hashes(graph_store, scope) == []
+        assert {s: all_hashes(graph_store, s) for s in adversaries} == before
 
 
 # ---- ordering ---------------------------------------------------------------------------------
@@ -2133,6 +2253,76 @@ class ErrorTests(_GraphSubject):
         assert from_roots(graph_store, other_scope, ["b"], include_invalid=True).facts == ()
 
 
+# ---- close and reopen -------------------------------------------------------------------------
+
+
+class DurabilityTests(_GraphSubject):
+    """close(): a closed store refuses work; a durable store keeps what it was given across a reopen.
+
+    Troubleshooting: `run()` after `close()` must raise `BackendUnavailable` (or another
+    `BackendError`), never answer from a stale handle or reconnect silently, and `close()` must be
+    safe to call twice (the fixture closes the store again). For the reopen test, provide the
+    `reopen_graph_store` hook (open the same location again) or, for an in-memory store, declare
+    `durable=False`. Since 1.1.0.
+    """
+
+    def _reopener(self, request: pytest.FixtureRequest) -> Callable[[GraphStore], GraphStore]:
+        """The `reopen_graph_store` hook; skips (in-memory store) or fails (durable store) without it."""
+        reopen: Callable[[GraphStore], GraphStore] | None
+        try:
+            reopen = request.getfixturevalue("reopen_graph_store")
+        except NotImplementedError:  # the contract's default: no hook
+            reopen = None
+        if reopen is None:
+            if not has_capability(self.subject_capabilities(request), "durable"):
+                contract_skip(
+                    request.node,
+                    "adapter does not declare capability durable and provides no `reopen_graph_store` hook",
+                )
+            pytest.fail(
+                f"{type(self).__name__}: the store declares capabilities.durable=True (the default) but "
+                "the test class provides no `reopen_graph_store` fixture. Add one returning a function "
+                "that opens a new store on the same location, e.g.\n\n"
+                "    @pytest.fixture\n"
+                "    def reopen_graph_store(self, tmp_path):\n"
+                "        return lambda store: AcmeGraphStore(tmp_path / 'graph')\n\n"
+                "or declare durable=False if nothing survives close().",
+                pytrace=False,
+            )
+        return reopen
+
+    @requires(UPSERT, GET)
+    def test_close_then_run_raises_backend_error(self, graph_store: GraphStore, scope: Scope) -> None:
+        """After close(), reads and writes raise BackendUnavailable (or another BackendError)."""
+        upsert_entities(graph_store, scope, [ent("a")])
+        graph_store.close()
+        with pytest.raises(BackendError):
+            get_entities(graph_store, scope, ["a"])
+        with pytest.raises(BackendError):
+            upsert_entities(graph_store, scope, [ent("b")])
+
+    @requires(UPSERT, FACTS, GET, HASHES, FROM_ROOTS)
+    def test_close_then_reopen_keeps_data(
+        self, graph_store: GraphStore, scope: Scope, request: pytest.FixtureRequest
+    ) -> None:
+        """Entities and facts written before close() are all there, unchanged, after a reopen on the same
+        location (durable stores; needs the `reopen_graph_store` hook)."""
+        reopen = self._reopener(request)
+        entities, facts = memory()
+        load(graph_store, scope, entities, facts)
+        graph_store.close()
+        reopened = reopen(graph_store)
+        try:
+            got = get_entities(reopened, scope, ids(entities))
+            assert [entity_view(e) for e in got] == [expected_entity(e, scope) for e in entities]
+            want = expected_from_roots(facts, ids(entities), include_invalid=True)
+            got_facts = from_roots(reopened, scope, ids(entities), include_invalid=True).facts
+            assert [fact_view(f) for f in got_facts] == [expected_fact(f, scope) for f in want]
+            assert all_hashes(reopened, scope) == sorted((e.id, e.content_hash) for e in entities)
+        finally:
+            reopened.close()
+
+
 # ---- fresh store ------------------------------------------------------------------------------
 
 
@@ -2196,8 +2386,10 @@ class GraphStoreCoreContract(
     OrderingTests,
     ErrorTests,
     FreshStoreTests,
+    DurabilityTests,
 ):
-    """The entity and fact templates, with isolation, injection, ordering, errors and a fresh store.
+    """The entity and fact templates, with isolation, injection, ordering, errors, a fresh store, and
+    close / reopen.
 
     Subclass it and write one `graph_store` fixture (see the module docstring). Tests needing a
     template your store does not declare in `capabilities.templates` skip with its name."""

@@ -90,12 +90,15 @@ def numbered_docs(n: int, word: str = "widget") -> list[LexicalDoc]:
 
 
 class LexicalIndexHarness(ContractBase):
-    """Fixtures and hooks every lexical mixin shares. Adapter authors override `lexical_index` only.
+    """Fixtures and hooks every lexical mixin shares. Adapter authors override `lexical_index`, and may
+    override the hook `assert_same_hits`; every other member is part of the contract (the guard checks).
 
     Troubleshooting: every test starts from `lexical_index`; if many tests fail at once, check that
     the fixture returns a *fresh* index (data of an earlier test leaks otherwise) and that `flush()`
     makes writes visible.
     """
+
+    contract_hooks = frozenset({"lexical_index", "assert_same_hits"})
 
     @pytest.fixture
     def lexical_index(self) -> LexicalIndex:
@@ -107,10 +110,10 @@ class LexicalIndexHarness(ContractBase):
         index: LexicalIndex = request.getfixturevalue("lexical_index")
         return index.capabilities
 
-    # hooks ----------------------------------------------------------------------------------
+    # helpers and hooks (only the names in `contract_hooks` may be overridden) ---------------
 
     def write(self, index: LexicalIndex, scope: Scope, docs: Sequence[LexicalDoc]) -> None:
-        """Upsert then flush: how every test writes before it reads."""
+        """Upsert then flush: how every test writes before it reads. Part of the contract, not a hook."""
         index.upsert(scope, docs)
         index.flush()
 

@@ -130,11 +130,14 @@ def names(envelope: dict[str, Any]) -> list[str]:
 
 
 class RetrievalHarness(ContractBase):
-    """Fixtures and hooks of the read-trunk contract. Adapter authors override `stores` only.
+    """Fixtures and hooks of the read-trunk contract. Adapter authors override `stores`, and may
+    override the hook `make_service`; every other member is part of the contract (the guard checks).
 
     Troubleshooting: if every test fails, check that `stores` is fresh (empty for the suite's
     scopes) and that the lexical and vector indexes make writes visible on `flush()`.
     """
+
+    contract_hooks = frozenset({"stores", "make_service"})
 
     @pytest.fixture
     def stores(self) -> Stores:

@@ -111,11 +111,14 @@ def with_hash(records: Sequence[VectorRecord], tag: str) -> list[VectorRecord]:
 
 
 class VectorIndexHarness(ContractBase):
-    """Fixtures and hooks every vector mixin shares. Adapter authors override `vector_index` only.
+    """Fixtures and hooks every vector mixin shares. Adapter authors override `vector_index`, and may
+    override the hook `assert_same_hits`; every other member is part of the contract (the guard checks).
 
     Troubleshooting: if many tests fail at once, check that the fixture returns a *fresh* index and
     that `flush()` makes writes visible.
     """
+
+    contract_hooks = frozenset({"vector_index", "assert_same_hits"})
 
     @pytest.fixture
     def vector_index(self) -> VectorIndex:
@@ -146,10 +149,10 @@ class VectorIndexHarness(ContractBase):
         self.write(vector_index, scope, memory_records)
         return vector_index
 
-    # hooks ----------------------------------------------------------------------------------
+    # helpers and hooks (only the names in `contract_hooks` may be overridden) ---------------
 
     def write(self, index: VectorIndex, scope: Scope, records: Sequence[VectorRecord]) -> None:
-        """Upsert then flush: how every test writes before it reads."""
+        """Upsert then flush: how every test writes before it reads. Part of the contract, not a hook."""
         index.upsert(scope, records)
         index.flush()
 

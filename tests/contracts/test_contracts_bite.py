@@ -105,11 +105,14 @@ CASES = [
         "TestBrokenTenantBlind",
         "TestControlSqlite",
         GraphStoreContract,
-        select=r"test_(isolation_.*|fresh_store_.*|get_by_ids_.*|find_exact_.*|injection_payloads_never_widen_scope)",
+        select=r"test_(isolation_.*|fresh_store_.*|get_by_ids_.*|find_exact_.*"
+        r"|injection_payloads_never_widen_scope|injection_targeted_.*)",
         must_fail=(
             "test_isolation_get_by_ids_sees_only_own_scope",
             "test_isolation_find_exact_sees_only_own_scope",
             "test_fresh_store_scopes_do_not_share_data",
+            "test_injection_targeted_values_stay_in_scope",
+            "test_injection_targeted_ids_stay_in_scope",
         ),
         may_fail=(r"test_isolation_.*", "test_injection_payloads_never_widen_scope"),
         must_pass=(
@@ -177,6 +180,8 @@ CASES = [
             "test_injection_payloads_found_literally",
             "test_injection_payloads_never_widen_scope",
             "test_injection_payloads_as_ids",
+            "test_injection_targeted_values_stay_in_scope",
+            "test_injection_targeted_ids_stay_in_scope",
         ),
         must_pass=(
             "test_find_exact_by_each_field",

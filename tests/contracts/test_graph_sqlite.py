@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +23,15 @@ class TestSqliteGraphStore(GraphStoreContract):
         yield store
         store.close()
 
+    @pytest.fixture
+    def reopen_graph_store(self, tmp_path: Path) -> Callable[[Any], Any]:
+        """The same data directory opened again, as the service would after a restart."""
+        return lambda store: registry.factory("graph", "sqlite")(Settings(data_dir=tmp_path / "graph"))
+
 
 class TestSqliteGraphStoreInMemory(GraphStoreContract):
-    """The in-memory store the congruence run uses as a candidate must pass the contract too."""
+    """The in-memory store the congruence run uses as a candidate must pass the contract too. It
+    declares durable=False, so it has no `reopen_graph_store` hook (the reopen test skips)."""
 
     @pytest.fixture
     def graph_store(self) -> Iterator[SqliteGraphStore]:

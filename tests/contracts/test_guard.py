@@ -1,9 +1,11 @@
 """The guard: an adapter's test class cannot quietly weaken the contract.
 
-One generated test file holds an adapter test class per scenario (each subclassing the real
-GraphStoreContract over the SQLite store); it runs once in a pytest subprocess, restricted to the
-guard and two ordinary contract tests per class, and each test below reads its class's outcomes
-from the JUnit report. `known_broken()` itself is checked in-process.
+Generated test files hold an adapter test class per scenario (each subclassing the real
+GraphStoreContract over the SQLite store): one file for the class-level scenarios, and one file per
+scenario that puts a mark on its whole module. They run once, together, in a pytest subprocess with
+the contract plugin, restricted to the guard and two ordinary contract tests per class, and each test
+below reads its class's outcomes from the JUnit report. `problems()` and `known_broken()` are also
+checked in-process.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from graphctx.contracts import known_broken
-from graphctx.contracts._guard import GUARD, problems
+from graphctx.contracts._guard import GUARD, contract_hooks, problems
 from graphctx.contracts.graph import GraphStoreContract
 
 TARGET = "test_get_by_ids_omits_missing"
@@ -28,6 +30,7 @@ TARGET = "test_get_by_ids_omits_missing"
 OTHER = "test_get_by_ids_follows_given_order"
 """An untouched contract test, run alongside."""
 TIMEOUT_S = 300
+MAIN_FILE = "test_adapter_contract.py"
 
 HEADER = """
 import pytest
@@ -53,8 +56,16 @@ class Scenario:
     body: str
     """The class body (the class is `Test<Name>(_Sqlite)`)."""
     tests: tuple[str, ...] = (GUARD, TARGET, OTHER)
-    """Contract tests to run; a removed test cannot be selected."""
+    """Contract tests to select; a removed test cannot be selected. The plugin runs the guard anyway."""
+    module_mark: str = ""
+    """A module-level `pytestmark`: the scenario then gets a file of its own."""
 
+    def file(self, name: str) -> str:
+        return f"test_{name.lower()}_contract.py" if self.module_mark else MAIN_FILE
+
+
+SKIPPED_BY_SOMEONE_ELSE = "by something other than the contract"
+"""What the plugin says when a contract test the class inherits is skipped or xfailed by the class."""
 
 SCENARIOS: dict[str, Scenario] = {
     "Untouched": Scenario("pass"),
@@ -82,28 +93,62 @@ SCENARIOS: dict[str, Scenario] = {
     "OptOutEmptyReason": Scenario(f"contract_opt_outs = {{{TARGET!r}: ''}}"),
     "OptOutBlankReason": Scenario(f"contract_opt_outs = {{{TARGET!r}: '   '}}"),
     "OptOutWithReason": Scenario(f"contract_opt_outs = {{{TARGET!r}: 'backend X cannot hydrate by id'}}"),
-    # (iv) the guard itself overridden (even with a reason)
+    # (iv) the guard itself overridden (even with a reason) or removed
     "GuardOverridden": Scenario(f"def {GUARD}(self):\n    pass"),
     "GuardOverriddenKnownBroken": Scenario(f"@known_broken('we know')\ndef {GUARD}(self):\n    pass"),
+    "GuardRemoved": Scenario(f"{GUARD} = None", (TARGET, OTHER)),
+    "GuardOverriddenUnderClassXfail": Scenario(
+        f"pytestmark = pytest.mark.xfail(strict=True, reason='wip')\ndef {GUARD}(self):\n    pass"
+    ),
+    # the guard runs even when it is not selected
+    "GuardNotSelected": Scenario("contract_opt_outs = {'test_gone': 'old reason'}", (TARGET, OTHER)),
     # known_broken is strict: an override marked known-broken that passes fails the run
     "KnownBrokenButPasses": Scenario(
         f"@known_broken('was broken on backend X 1.0')\ndef {TARGET}(self, graph_store, scope):\n"
         f"    super().{TARGET}(graph_store, scope)"
     ),
-    # gaps of contract 1.0.0 (see the strict xfails at the end)
-    "GapGateOverridden": Scenario(
+    # (v) contract members that are not hooks, overridden
+    "GateOverridden": Scenario(
         "@pytest.fixture(autouse=True)\ndef _contract_gate(self):\n    pytest.skip('not today')"
     ),
-    "GapClassXfail": Scenario("pytestmark = pytest.mark.xfail(reason='work in progress')"),
-    "GapClassSkip": Scenario("pytestmark = pytest.mark.skip(reason='later')"),
-    "GapGuardOverriddenUnderClassXfail": Scenario(
-        f"pytestmark = pytest.mark.xfail(strict=True, reason='wip')\ndef {GUARD}(self):\n    pass"
+    "CapabilitiesDenied": Scenario("def subject_capabilities(self, request):\n    return Capabilities()"),
+    "ScopeFixtureOverridden": Scenario("@pytest.fixture\ndef other_scope(self, scope):\n    return scope"),
+    "HelperOverridden": Scenario("def _snapshot(self, store, tenancy):\n    return {}"),
+    "HooksWidened": Scenario(
+        "contract_hooks = frozenset({'graph_store', 'subject_capabilities'})\n"
+        "def subject_capabilities(self, request):\n    return Capabilities()"
     ),
-    "GapCapabilitiesDenied": Scenario("def subject_capabilities(self, request):\n    return Capabilities()"),
+    # ... while the hooks may be overridden
+    "HookOverridden": Scenario(
+        "@pytest.fixture\ndef reopen_graph_store(self):\n    return lambda store: store"
+    ),
+    # (vi) class-level and module-level skip / skipif / xfail marks
+    "ClassXfail": Scenario("pytestmark = pytest.mark.xfail(reason='work in progress')"),
+    "ClassSkip": Scenario("pytestmark = pytest.mark.skip(reason='later')"),
+    "ClassSkipifList": Scenario("pytestmark = [pytest.mark.skipif(True, reason='no server here')]"),
+    "ModuleSkip": Scenario("pass", module_mark="pytest.mark.skip(reason='later')"),
+    "ModuleXfail": Scenario("pass", module_mark="pytest.mark.xfail(reason='work in progress')"),
+    # skips and xfails the static checks cannot see: an extra autouse fixture
+    "AutouseSkipFixture": Scenario(
+        "@pytest.fixture(autouse=True)\ndef _not_today(self):\n    pytest.skip('not today')"
+    ),
+    "AutouseXfailFixture": Scenario(
+        "@pytest.fixture(autouse=True)\ndef _known_flaky(self):\n    pytest.xfail('flaky backend')"
+    ),
 }
 
+ALLOWED = (
+    "Untouched",
+    "HookOverridden",
+    "OverriddenKnownBroken",
+    "OverriddenSkipWithReason",
+    "OptOutWithReason",
+)
+"""The untouched class and the allowed escapes; every other scenario weakens the contract."""
+WEAKENING = [n for n in SCENARIOS if n not in ALLOWED]
 
-# ---- running the generated file once ------------------------------------------------------------
+
+# ---- running the generated files once -----------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -124,21 +169,24 @@ class Run:
         return found
 
 
-def render() -> str:
-    classes = [
-        f"\n\nclass Test{name}(_Sqlite):\n{textwrap.indent(s.body, '    ')}\n"
-        for name, s in SCENARIOS.items()
-    ]
-    return HEADER + "".join(classes)
+def render() -> dict[str, str]:
+    """{file name: source} of the generated test files."""
+    files: dict[str, str] = {}
+    for name, s in SCENARIOS.items():
+        file = s.file(name)
+        if file not in files:
+            files[file] = HEADER + (f"\npytestmark = {s.module_mark}\n" if s.module_mark else "")
+        files[file] += f"\n\nclass Test{name}(_Sqlite):\n{textwrap.indent(s.body, '    ')}\n"
+    return files
 
 
-def run_file(path: Path, node_ids: list[str]) -> Run:
-    junit = path.parent / "report.xml"
+def run_files(directory: Path, node_ids: list[str]) -> Run:
+    junit = directory / "report.xml"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_ADDOPTS", "PYTEST_XDIST"))}
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", f"--junitxml={junit}"]
     proc = subprocess.run(
         [*command, *node_ids],
-        cwd=path.parent,
+        cwd=directory,
         env=env,
         capture_output=True,
         text=True,
@@ -151,8 +199,8 @@ def run_file(path: Path, node_ids: list[str]) -> Run:
     for case in ET.parse(junit).getroot().iter("testcase"):
         status, message = "passed", ""
         for child in case:
-            if child.tag in ("failure", "error"):
-                status, message = "failed", child.get("message", "")
+            if child.tag in ("failure", "error"):  # a long message is cut short; the text holds it all
+                status, message = "failed", f"{child.get('message', '')}\n{child.text or ''}"
             elif child.tag == "skipped":
                 status, message = "skipped", child.get("message", "")
         cls = case.get("classname", "").rsplit(".", 1)[-1]
@@ -162,15 +210,27 @@ def run_file(path: Path, node_ids: list[str]) -> Run:
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
-    path = tmp_path_factory.mktemp("guard") / "test_adapter_contract.py"
-    path.write_text(render())
-    node_ids = [f"{path.name}::Test{name}::{test}" for name, s in SCENARIOS.items() for test in s.tests]
-    return run_file(path, node_ids)
+    directory = tmp_path_factory.mktemp("guard")
+    for file, source in render().items():
+        (directory / file).write_text(source)
+    node_ids = [f"{s.file(name)}::Test{name}::{test}" for name, s in SCENARIOS.items() for test in s.tests]
+    return run_files(directory, node_ids)
+
+
+def generated_classes() -> dict[str, type]:
+    """{scenario: its class}, by executing the generated sources."""
+    classes: dict[str, type] = {}
+    for file, source in render().items():
+        namespace: dict[str, object] = {}
+        exec(compile(source, file, "exec"), namespace)
+        classes.update({n.removeprefix("Test"): c for n, c in namespace.items() if n.startswith("Test")})  # type: ignore[misc]
+    return classes
 
 
 def guard_failure(run: Run, scenario: str) -> str:
     guard = run.of(scenario)[GUARD]
     assert guard.status == "failed", f"the guard of Test{scenario} did not fail: {guard}"
+    assert f"contract guard: Test{scenario} weakens the contract" in guard.message
     return guard.message
 
 
@@ -178,12 +238,12 @@ def guard_failure(run: Run, scenario: str) -> str:
 
 
 def test_the_generated_scenarios_are_valid_python_and_real_contract_classes() -> None:
-    namespace: dict[str, object] = {}
-    exec(compile(render(), "test_adapter_contract.py", "exec"), namespace)
-    for name in SCENARIOS:
-        cls = namespace[f"Test{name}"]
+    classes = generated_classes()
+    assert set(classes) == set(SCENARIOS)
+    for cls in classes.values():
         assert isinstance(cls, type) and issubclass(cls, GraphStoreContract)
-    assert problems(namespace["TestUntouched"]) == []  # type: ignore[arg-type]
+    assert problems(classes["Untouched"]) == []
+    assert problems(classes["HookOverridden"]) == []
 
 
 def test_an_untouched_class_passes_the_guard(run: Run) -> None:
@@ -195,6 +255,19 @@ def test_an_untouched_class_passes_the_guard(run: Run) -> None:
 def test_the_run_fails_as_a_whole(run: Run) -> None:
     """The scenarios that weaken the contract turn the whole pytest run red."""
     assert run.code == 1, run.console
+
+
+@pytest.mark.parametrize("scenario", WEAKENING)
+def test_no_weakened_class_runs_green(run: Run, scenario: str) -> None:
+    """Every way to weaken the contract leaves at least one failed test in the class."""
+    outcomes = run.of(scenario)
+    assert any(o.status == "failed" for o in outcomes.values()), outcomes
+
+
+def test_the_guard_runs_even_when_not_selected(run: Run) -> None:
+    """Selecting only some tests of a class (node ids, -k, -m) still runs its guard."""
+    assert "'test_gone', which is not a contract test" in guard_failure(run, "GuardNotSelected")
+    assert run.of("GuardNotSelected")[OTHER].status == "passed"
 
 
 # ---- (i) removed ------------------------------------------------------------------------------
@@ -255,9 +328,10 @@ def test_guard_fails_on_an_opt_out_without_a_reason(run: Run, scenario: str) -> 
     assert f"contract_opt_outs[{TARGET!r}] has no reason" in message
 
 
-def test_an_opt_out_with_an_empty_reason_does_not_skip(run: Run) -> None:
+@pytest.mark.parametrize("scenario", ["OptOutEmptyReason", "OptOutBlankReason"])
+def test_an_opt_out_without_a_reason_does_not_skip(run: Run, scenario: str) -> None:
     """A reasonless opt-out is not honoured: the test still runs (and the guard fails)."""
-    assert run.of("OptOutEmptyReason")[TARGET].status == "passed"
+    assert run.of(scenario)[TARGET].status == "passed"
 
 
 def test_an_opt_out_with_a_reason_skips_with_that_reason(run: Run) -> None:
@@ -268,25 +342,136 @@ def test_an_opt_out_with_a_reason_skips_with_that_reason(run: Run) -> None:
     assert outcomes[OTHER].status == "passed"
 
 
-# ---- (iv) the guard overridden ----------------------------------------------------------------
+# ---- (iv) the guard overridden or removed ------------------------------------------------------
 
 
 @pytest.mark.parametrize("scenario", ["GuardOverridden", "GuardOverriddenKnownBroken"])
-def test_overriding_the_guard_fails_every_test_of_the_class(run: Run, scenario: str) -> None:
+def test_an_overridden_guard_is_replaced_by_the_real_one(run: Run, scenario: str) -> None:
+    """The plugin runs the real guard in the override's place; it reports the override."""
     outcomes = run.of(scenario)
     assert set(outcomes) == {GUARD, TARGET, OTHER}
-    for name in (TARGET, OTHER):
-        assert outcomes[name].status == "failed", (name, outcomes[name])
-        assert f"overrides {GUARD}" in outcomes[name].message
-    if scenario == "GuardOverridden":
-        assert outcomes[GUARD].status == "failed"
+    assert f"Test{scenario} overrides the guard {GUARD}" in guard_failure(run, scenario)
+    assert (outcomes[TARGET].status, outcomes[OTHER].status) == ("passed", "passed")
+
+
+def test_a_removed_guard_still_runs(run: Run) -> None:
+    assert f"{GUARD} (from ContractBase) was removed by TestGuardRemoved" in guard_failure(
+        run, "GuardRemoved"
+    )
+
+
+def test_an_overridden_guard_under_a_class_xfail_still_fails(run: Run) -> None:
+    """The plugin's guard carries none of the class's marks: a class-level strict xfail cannot absorb it."""
+    message = guard_failure(run, "GuardOverriddenUnderClassXfail")
+    assert f"overrides the guard {GUARD}" in message
+    assert "class-level `xfail` mark" in message
+    outcomes = run.of("GuardOverriddenUnderClassXfail")
+    assert outcomes[TARGET].status == outcomes[OTHER].status == "failed"  # XPASS(strict)
 
 
 def test_the_guard_reports_its_own_override() -> None:
-    namespace: dict[str, object] = {}
-    exec(compile(render(), "test_adapter_contract.py", "exec"), namespace)
-    found = problems(namespace["TestGuardOverridden"])  # type: ignore[arg-type]
+    found = problems(generated_classes()["GuardOverridden"])
     assert found == [f"TestGuardOverridden overrides the guard {GUARD}"]
+
+
+# ---- (v) contract members that are not hooks ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("scenario", "member", "origin"),
+    [
+        ("GateOverridden", "_contract_gate", "ContractBase"),
+        ("CapabilitiesDenied", "subject_capabilities", "_GraphSubject"),
+        ("ScopeFixtureOverridden", "other_scope", "ContractBase"),
+        ("HelperOverridden", "_snapshot", "IsolationTests"),
+        ("HooksWidened", "contract_hooks", "_GraphSubject"),
+        ("HooksWidened", "subject_capabilities", "_GraphSubject"),
+    ],
+)
+def test_guard_fails_when_a_contract_member_is_overridden(
+    run: Run, scenario: str, member: str, origin: str
+) -> None:
+    message = guard_failure(run, scenario)
+    assert f"Test{scenario} overrides {member!r} (from {origin}), which is part of the contract" in message
+    assert "the hooks are graph_store, reopen_graph_store" in message
+
+
+def test_an_overridden_gate_cannot_skip_contract_tests(run: Run) -> None:
+    """The override skips every test; the plugin reports each skip as a failure."""
+    outcomes = run.of("GateOverridden")
+    for name in (TARGET, OTHER):
+        assert outcomes[name].status == "failed", outcomes[name]
+        assert f"was skipped {SKIPPED_BY_SOMEONE_ELSE} (Skipped: not today)" in outcomes[name].message
+
+
+def test_capabilities_denied_in_the_test_class_fail_the_guard(run: Run) -> None:
+    outcomes = run.of("CapabilitiesDenied")
+    assert outcomes[GUARD].status == "failed"
+    assert outcomes[TARGET].status == "skipped"  # the real gate skipped it, on the overridden answer
+    assert "adapter does not declare capability template:" in outcomes[TARGET].message
+
+
+def test_an_overridden_hook_is_allowed(run: Run) -> None:
+    assert {name: o.status for name, o in run.of("HookOverridden").items()} == dict.fromkeys(
+        (GUARD, TARGET, OTHER), "passed"
+    )
+
+
+def test_each_harness_declares_its_hooks() -> None:
+    from graphctx.contracts import (
+        GraphCongruenceContract,
+        LexicalIndexContract,
+        RetrievalContract,
+        VectorIndexContract,
+    )
+
+    assert contract_hooks(GraphStoreContract) == {"graph_store", "reopen_graph_store"}
+    assert contract_hooks(GraphCongruenceContract) == {"graph_store", "reopen_graph_store"}
+    assert contract_hooks(LexicalIndexContract) == {"lexical_index", "assert_same_hits"}
+    assert contract_hooks(VectorIndexContract) == {"vector_index", "assert_same_hits"}
+    assert contract_hooks(RetrievalContract) == {"stores", "make_service"}
+
+
+# ---- (vi) class- and module-level skip / skipif / xfail marks ----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("scenario", "mark"), [("ClassXfail", "xfail"), ("ClassSkip", "skip"), ("ClassSkipifList", "skipif")]
+)
+def test_guard_fails_on_a_class_level_mark(run: Run, scenario: str, mark: str) -> None:
+    message = guard_failure(run, scenario)
+    assert f"Test{scenario} carries a class-level `{mark}` mark, which covers every contract test" in message
+
+
+@pytest.mark.parametrize(("scenario", "mark"), [("ModuleSkip", "skip"), ("ModuleXfail", "xfail")])
+def test_guard_fails_on_a_module_level_mark(run: Run, scenario: str, mark: str) -> None:
+    message = guard_failure(run, scenario)
+    assert f"a module-level `{mark}` mark (test_{scenario.lower()}_contract.py)" in message
+    assert f"covers every test of Test{scenario}, the guard included" in message
+
+
+@pytest.mark.parametrize("scenario", ["ClassSkip", "ClassSkipifList", "ModuleSkip"])
+def test_contract_tests_skipped_by_a_wide_mark_fail(run: Run, scenario: str) -> None:
+    outcomes = run.of(scenario)
+    for name in (TARGET, OTHER):
+        assert outcomes[name].status == "failed", outcomes[name]
+        assert f"was skipped {SKIPPED_BY_SOMEONE_ELSE}" in outcomes[name].message
+
+
+# ---- skips and xfails from fixtures -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("scenario", "how"), [("AutouseSkipFixture", "skipped"), ("AutouseXfailFixture", "xfailed")]
+)
+def test_contract_tests_skipped_by_a_fixture_fail(run: Run, scenario: str, how: str) -> None:
+    """An extra autouse fixture is not a contract member, so the guard passes; but each contract test
+    it skips or xfails is reported as a failure."""
+    outcomes = run.of(scenario)
+    assert outcomes[GUARD].status == "passed"
+    for name in (TARGET, OTHER):
+        assert outcomes[name].status == "failed", outcomes[name]
+        assert f"was {how} {SKIPPED_BY_SOMEONE_ELSE}" in outcomes[name].message
 
 
 # ---- known_broken -----------------------------------------------------------------------------
@@ -310,52 +495,3 @@ def test_known_broken_that_passes_fails_the_run(run: Run) -> None:
     assert outcomes[TARGET].status == "failed"  # ... but it passes, so strict xfail turns it red
     assert "XPASS(strict)" in outcomes[TARGET].message
     assert "was broken on backend X 1.0" in outcomes[TARGET].message
-
-
-# ---- gaps of contract 1.0.0 -------------------------------------------------------------------
-# Each is a way to get a green run without the contract having run. They are strict xfails: when
-# the guard (contracts/_guard.py, contracts/plugin.py) learns to catch one, its test passes, the
-# xfail turns red, and the marker must go.
-
-
-def _weakened_run_is_green(run: Run, scenario: str) -> bool:
-    outcomes = run.of(scenario)
-    return not any(o.status == "failed" for o in outcomes.values())
-
-
-GAP = "contract 1.0.0 guard gap: "
-
-
-@pytest.mark.xfail(
-    strict=True, reason=GAP + "overriding the autouse `_contract_gate` fixture skips the guard too"
-)
-def test_gap_overriding_the_contract_gate_is_caught(run: Run) -> None:
-    assert not _weakened_run_is_green(run, "GapGateOverridden")
-
-
-@pytest.mark.xfail(
-    strict=True, reason=GAP + "a class-level (non-strict) xfail turns every failure into an xfail"
-)
-def test_gap_a_class_level_xfail_is_caught(run: Run) -> None:
-    assert not _weakened_run_is_green(run, "GapClassXfail")
-
-
-@pytest.mark.xfail(strict=True, reason=GAP + "a class-level skip skips the guard with everything else")
-def test_gap_a_class_level_skip_is_caught(run: Run) -> None:
-    assert not _weakened_run_is_green(run, "GapClassSkip")
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason=GAP + "the plugin fails an overridden guard at setup, which a class-level xfail absorbs",
-)
-def test_gap_an_overridden_guard_under_a_class_xfail_is_caught(run: Run) -> None:
-    assert not _weakened_run_is_green(run, "GapGuardOverriddenUnderClassXfail")
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason=GAP + "overriding `subject_capabilities` in the test class skips every gated test by capability",
-)
-def test_gap_capabilities_overridden_in_the_test_class_are_caught(run: Run) -> None:
-    assert not _weakened_run_is_green(run, "GapCapabilitiesDenied")

@@ -25,7 +25,11 @@ def dict_graph() -> Iterator[DictGraphStore]:
 
 
 class TestDictGraph(GraphStoreContract):
-    """Every template's semantics, isolation, injection, ordering, clamps and errors."""
+    """Every template's semantics, isolation, injection, ordering, clamps and errors.
+
+    The store lives in memory and declares `durable=False`, so it writes no `reopen_graph_store`
+    hook: the reopen test skips, naming the capability and the hook. A store that keeps its data
+    would add that fixture (open the same location again) next to `graph_store`."""
 
     @pytest.fixture
     def graph_store(self, dict_graph: DictGraphStore) -> DictGraphStore:
