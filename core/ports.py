@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict
 
+from graphctx.auth import IssuedKey, Principal
 from graphctx.scope import Scope
 from graphctx.templates import Template
 
@@ -186,5 +187,21 @@ class IndexJournal(Protocol):
     def pending(self, limit: int) -> list[JournalEntry]: ...
 
     def count_pending(self) -> int: ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class KeyStore(Protocol):
+    """API keys, stored hashed. `verify` returns the principal of a valid, unrevoked key."""
+
+    def create(self, principal: Principal) -> IssuedKey: ...
+
+    def verify(self, token: str) -> Principal:
+        """The key's principal; graphctx.auth.AuthError for anything else (one message for all)."""
+
+    def revoke(self, key_id: str) -> bool: ...
+
+    def list(self) -> list[Principal]: ...
 
     def close(self) -> None: ...

@@ -15,6 +15,7 @@ GROUPS = {
     "vector": "graphctx.vector_indexes",
     "embedder": "graphctx.embedders",
     "journal": "graphctx.journals",
+    "keys": "graphctx.key_stores",
 }
 
 

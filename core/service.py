@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
@@ -79,6 +80,9 @@ class ContextService:
             stores, self._executor, clock, self.settings.deadline_s, self.settings.dense_deadline_s
         )
         self.sync = IndexSync(stores)
+        # one writer at a time keeps journal, graph and index order consistent; reads run concurrently
+        # (each adapter is thread-safe on its own)
+        self._writes = threading.Lock()
 
     @classmethod
     def open(cls, settings: Settings | None = None, clock: Clock = utc_now) -> ContextService:
@@ -267,6 +271,20 @@ class ContextService:
             "vector_skipped": 0,
             "index_errors": [],
         }
+        with self._writes:
+            self._write(scope, ents, fs, report, progress)
+        if report["index_errors"]:
+            report["follow_up"] = "The graph has the data; run `graphctx reconcile` to finish indexing."
+        return report
+
+    def _write(
+        self,
+        scope: Scope,
+        ents: list[Entity],
+        fs: list[Fact],
+        report: dict[str, Any],
+        progress: Progress | None,
+    ) -> None:
         for start in range(0, len(ents), WRITE_BATCH):
             result, synced = self.sync.upsert_entities(scope, ents[start : start + WRITE_BATCH])
             _add(report["entities"], result)
@@ -282,9 +300,6 @@ class ContextService:
             _add(report["facts"], result)
             if progress:
                 progress(len(fs[start : start + WRITE_BATCH]))
-        if report["index_errors"]:
-            report["follow_up"] = "The graph has the data; run `graphctx reconcile` to finish indexing."
-        return report
 
     def remember_jsonl(
         self, scope: Scope, lines: Iterable[str], progress: Progress | None = None
@@ -321,18 +336,25 @@ class ContextService:
         for i in [*entity_ids, *fact_ids]:
             bounds.check_text("id", i, bounds.ID_BYTES)
         report: dict[str, Any] = {"entities_deleted": 0, "facts_removed": 0, "facts_invalidated": 0}
+        with self._writes:
+            self._forget(scope, entity_ids, fact_ids, report)
+        return report
+
+    def _forget(
+        self, scope: Scope, entity_ids: Sequence[str], fact_ids: Sequence[str], report: dict[str, Any]
+    ) -> None:
         if entity_ids:
             result, _ = self.sync.delete_entities(scope, list(entity_ids))
             report.update(entities_deleted=result.deleted, facts_removed=result.facts_removed)
         if fact_ids:
             params = FactInvalidateParams(ids=tuple(fact_ids), valid_to=self.clock())
             report["facts_invalidated"] = self.stores.graph.run(FACT_INVALIDATE, scope, params).count
-        return report
 
     def reconcile(self, scope: Scope, progress: Progress | None = None) -> dict[str, Any]:
         report = ReconcileReport()
-        self.sync.replay_journal(report)
-        self.sync.reconcile_scope(scope, report, progress)
+        with self._writes:
+            self.sync.replay_journal(report)
+            self.sync.reconcile_scope(scope, report, progress)
         return report.as_dict()
 
     def status(self, scope: Scope) -> dict[str, Any]:

@@ -28,6 +28,7 @@ class Settings(BaseSettings):
     vector_backend: str = Field(default="qdrant-edge", description="Vector index entry point name.")
     embedder: str = Field(default="wordllama", description="Embedder entry point name.")
     journal_backend: str = Field(default="sqlite", description="Durable index-journal entry point name.")
+    key_store_backend: str = Field(default="sqlite", description="API key store entry point name.")
 
     qdrant_url: str | None = Field(
         default=None, description="Qdrant server URL (vector_backend=qdrant-server)."

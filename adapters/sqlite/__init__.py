@@ -6,8 +6,16 @@ from graphctx.settings import Settings
 
 from .graph_store import SqliteGraphStore
 from .journal import SqliteJournal
+from .keys import SqliteKeyStore
 
-__all__ = ["SqliteGraphStore", "SqliteJournal", "create_graph_store", "create_journal"]
+__all__ = [
+    "SqliteGraphStore",
+    "SqliteJournal",
+    "SqliteKeyStore",
+    "create_graph_store",
+    "create_journal",
+    "create_key_store",
+]
 
 
 def create_graph_store(settings: Settings) -> SqliteGraphStore:
@@ -22,3 +30,9 @@ def create_journal(settings: Settings) -> SqliteJournal:
     """`<data_dir>/journal.sqlite`, next to the graph it journals for."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     return SqliteJournal(settings.data_dir / "journal.sqlite")
+
+
+def create_key_store(settings: Settings) -> SqliteKeyStore:
+    """`<data_dir>/keys.sqlite`: API keys, hashed."""
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    return SqliteKeyStore(settings.data_dir / "keys.sqlite")

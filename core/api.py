@@ -1,0 +1,223 @@
+"""The transport-neutral operation catalogue: every operation's request model, handler and
+description, shared by HTTP and MCP so that every transport validates, scopes and answers alike."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+
+from graphctx import bounds
+from graphctx.auth import AuthError, Principal
+from graphctx.errors import (
+    AmbiguousName,
+    BackendError,
+    BackendUnavailable,
+    BoundExceeded,
+    BudgetError,
+    ConfigError,
+    DeadlineExceeded,
+    GraphctxError,
+    InputError,
+    NotFound,
+    ScopeError,
+)
+from graphctx.scope import Scope
+from graphctx.service import ContextService
+
+Query = Annotated[str, AfterValidator(bounds.check_query)]
+Selector = Annotated[str, AfterValidator(lambda v: bounds.check_selector("name", v))]
+Tokens = Annotated[
+    int | None, Field(default=None, description="Token budget of the answer; normalised to 256-20000.")
+]
+IncludeIds = Annotated[
+    bool, Field(default=False, description="Include opaque full ids (only when you need them).")
+]
+EdgeTypes = Annotated[
+    list[str], Field(default_factory=list, max_length=16, description="Edge types to follow.")
+]
+
+
+class Request(BaseModel):
+    """Selectors may only pick among what the caller's key allows; they never widen it."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    tenant_id: str | None = Field(default=None, description="Optional; must equal the key's tenant.")
+    namespace: str | None = Field(
+        default=None, description="One of the key's namespaces (default: its first)."
+    )
+    graph_id: str | None = Field(default=None, description="A shared code graph the key may read.")
+
+
+class RecallRequest(Request):
+    query: Query = Field(description="What to recall: words, names or identifiers (at most 4 KiB).")
+    max_tokens: Tokens
+    depth: int = Field(
+        default=1, ge=1, le=2, description="Expansion hops: 1 = facts of each hit, 2 = neighbours."
+    )
+    include_ids: IncludeIds
+
+
+class ExplainRequest(Request):
+    name: Selector = Field(description="Id, qualified name, path::name, or a name/alias that is unambiguous.")
+    max_tokens: Tokens
+    include_history: bool = Field(default=True, description="Also list facts that are no longer valid.")
+    include_ids: IncludeIds
+
+
+class NeighbourhoodRequest(Request):
+    name: Selector = Field(description="The entity to start from (as for explain).")
+    depth: int = Field(default=1, ge=1, le=2)
+    edge_types: EdgeTypes
+    direction: Literal["out", "in", "both"] = "both"
+    limit: int = Field(default=50, ge=1, le=200)
+    max_tokens: Tokens
+    include_ids: IncludeIds
+
+
+class PathRequest(Request):
+    source: Selector
+    target: Selector
+    max_depth: int = Field(default=bounds.PATH_MAX_DEPTH, ge=1, le=bounds.PATH_MAX_DEPTH)
+    edge_types: EdgeTypes
+    max_tokens: Tokens
+    include_ids: IncludeIds
+
+
+class RememberRequest(Request):
+    model_config = ConfigDict(extra="forbid", strict=False)
+
+    entities: list[dict[str, Any]] = Field(default_factory=list, max_length=5000)
+    facts: list[dict[str, Any]] = Field(default_factory=list, max_length=5000)
+
+
+class ForgetRequest(Request):
+    entity_ids: list[str] = Field(
+        default_factory=list, max_length=1000, description="Deleted, with their facts."
+    )
+    fact_ids: list[str] = Field(
+        default_factory=list, max_length=1000, description="Invalidated; rows are kept."
+    )
+
+
+class EmptyRequest(Request):
+    pass
+
+
+Handler = Callable[[ContextService, Scope, Any], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Operation:
+    name: str
+    request: type[Request]
+    handler: Handler
+    summary: str
+    mutating: bool = False
+
+
+def _recall(s: ContextService, scope: Scope, r: RecallRequest) -> dict[str, Any]:
+    return s.recall(scope, r.query, max_tokens=r.max_tokens, depth=r.depth, include_ids=r.include_ids)
+
+
+def _explain(s: ContextService, scope: Scope, r: ExplainRequest) -> dict[str, Any]:
+    return s.explain(
+        scope, r.name, max_tokens=r.max_tokens, include_history=r.include_history, include_ids=r.include_ids
+    )
+
+
+def _neighbourhood(s: ContextService, scope: Scope, r: NeighbourhoodRequest) -> dict[str, Any]:
+    return s.neighbourhood(
+        scope, r.name, depth=r.depth, edge_types=r.edge_types, direction=r.direction, limit=r.limit,
+        max_tokens=r.max_tokens, include_ids=r.include_ids,
+    )  # fmt: skip
+
+
+def _path(s: ContextService, scope: Scope, r: PathRequest) -> dict[str, Any]:
+    return s.path(
+        scope, r.source, r.target, max_depth=r.max_depth, edge_types=r.edge_types, max_tokens=r.max_tokens,
+        include_ids=r.include_ids,
+    )  # fmt: skip
+
+
+def _remember(s: ContextService, scope: Scope, r: RememberRequest) -> dict[str, Any]:
+    return s.remember(scope, r.entities, r.facts)
+
+
+def _forget(s: ContextService, scope: Scope, r: ForgetRequest) -> dict[str, Any]:
+    return s.forget(scope, r.entity_ids, r.fact_ids)
+
+
+def _reconcile(s: ContextService, scope: Scope, _: EmptyRequest) -> dict[str, Any]:
+    return s.reconcile(scope)
+
+
+def _status(s: ContextService, scope: Scope, _: EmptyRequest) -> dict[str, Any]:
+    report = s.status(scope)
+    report.pop("data_dir", None)  # a server's paths are not the caller's business
+    return report
+
+
+OPERATIONS: Mapping[str, Operation] = {
+    op.name: op
+    for op in (
+        Operation("recall", RecallRequest, _recall,
+                  "Ranked memory and code context for a query, as an evidence envelope."),
+        Operation("explain", ExplainRequest, _explain,
+                  "Everything remembered about one entity: current facts first, then history."),
+        Operation("neighbourhood", NeighbourhoodRequest, _neighbourhood,
+                  "The entities around one entity, bounded (1-2 hops)."),
+        Operation("path", PathRequest, _path, "The shortest path between two entities over facts valid now."),
+        Operation("remember", RememberRequest, _remember,
+                  "Store entities and facts (the graph first, then the indexes).", mutating=True),
+        Operation("forget", ForgetRequest, _forget,
+                  "Delete entities (with their facts) or invalidate facts (rows kept).", mutating=True),
+        Operation("reconcile", EmptyRequest, _reconcile, "Repair the indexes of this scope from the graph.",
+                  mutating=True),
+        Operation("status", EmptyRequest, _status, "What this scope holds and how the stores are doing."),
+    )
+}  # fmt: skip
+
+
+def parse_request(model: type[Request], payload: object) -> Request:
+    """Validate a payload into the operation's model; errors name the field and the bound."""
+    if not isinstance(payload, Mapping):
+        raise InputError(f"the request body must be a JSON object, got {type(payload).__name__}")
+    try:
+        return model.model_validate(dict(payload))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"]) or "body"
+        raise InputError(f"{loc}: {first['msg']}", field=loc) from None
+
+
+def execute(service: ContextService, principal: Principal, operation: str, payload: object) -> dict[str, Any]:
+    """Run one operation for an authenticated principal: validate, derive the scope, call."""
+    op = OPERATIONS.get(operation)
+    if op is None:
+        raise NotFound(f"no operation named {operation[:40]!r}")
+    request = parse_request(op.request, payload)
+    scope = principal.scope(request.tenant_id, request.namespace, request.graph_id)
+    return op.handler(service, scope, request)
+
+
+HTTP_STATUS: tuple[tuple[type[GraphctxError], int], ...] = (
+    (AuthError, 401),
+    (ScopeError, 403),
+    (BoundExceeded, 413),
+    (InputError, 422),
+    (NotFound, 404),
+    (AmbiguousName, 409),
+    (BudgetError, 422),
+    (DeadlineExceeded, 504),
+    (BackendUnavailable, 503),
+    (BackendError, 502),
+    (ConfigError, 500),
+)
+
+
+def http_status(exc: GraphctxError) -> int:
+    return next((status for kind, status in HTTP_STATUS if isinstance(exc, kind)), 500)
