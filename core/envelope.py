@@ -16,6 +16,8 @@ from graphctx.errors import BudgetError
 ENVELOPE_VERSION = 1
 _TIMING_PLACEHOLDER = 99999.999
 _TOKENS_PLACEHOLDER = 99999
+NAME_CHARS = 60
+"""Omission records name what was cut by at most this many characters of each name."""
 
 
 def dumps(data: Any) -> str:
@@ -97,18 +99,28 @@ class Budget:
         del omissions[len(omissions) - len(option.omissions) :]
 
     def _omit_rest(self, key: str, placed: list[tuple[str, Option]], labels: list[str]) -> None:
-        record: dict[str, Any] = {"what": key, "count": len(labels), "reason": "budget", "names": labels[:5]}
+        """Name what was left out; give back placed entries until the naming fits. The record always
+        stays (with fewer or no names if need be): a cut is never silent."""
+        record: dict[str, Any] = {"what": key, "count": 0, "reason": "budget"}
         self.envelope["omissions"].append(record)
+
+        def describe(with_names: bool) -> None:
+            record["count"] = len(labels)
+            record.pop("names", None)
+            if with_names:
+                record["names"] = [label[:NAME_CHARS] for label in labels[:5]]
+
+        describe(True)
         while not self.fits() and placed:
             label, option = placed.pop()
-            self.envelope["omissions"].remove(record)
+            self.envelope["omissions"].remove(record)  # the entry's own omissions sit before the record
             self._unplace(key, option)
-            labels.insert(0, label)
-            record.update(count=len(labels), names=labels[:5])
             self.envelope["omissions"].append(record)
+            labels.insert(0, label)
+            describe(True)
         if not self.fits():
-            self.envelope["omissions"].remove(record)
-            self.require_fit("the envelope")
+            describe(False)
+        self.require_fit("the envelope")
 
     def note(self, omission: dict[str, Any]) -> None:
         """Record an omission decided elsewhere (clamps, deadlines); it must fit too."""

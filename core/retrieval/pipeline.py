@@ -347,6 +347,8 @@ class Retriever:
     @staticmethod
     def _follow_up(envelope: dict[str, Any], legs: dict[str, Any]) -> str | None:
         items = envelope["items"]
+        if not items and envelope["omissions"]:
+            return "Every match was cut to fit the budget; retry with a larger max_tokens."
         if not items:
             return "No evidence in this scope; retry with an exact name, alias or identifier."
         if envelope["omissions"]:

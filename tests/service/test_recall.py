@@ -162,3 +162,11 @@ def test_bad_queries_are_typed_errors(loaded, bad):
         loaded.recall(TENANT_A, bad)
     if len(bad) > 4096:
         assert isinstance(info.value, BoundExceeded)
+
+
+def test_a_budget_that_cuts_every_match_says_so(service):
+    service.remember(TENANT_A, [{"id": "big", "name": "bigname-" + "x" * 1000, "aliases": ["y" * 1000]}])
+    env = service.recall(TENANT_A, "bigname-" + "x" * 1000, max_tokens=256)
+    assert env["items"] == []
+    assert env["omissions"][0]["what"] == "items" and env["truncated"] is True
+    assert "larger max_tokens" in env["follow_up"]
