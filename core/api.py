@@ -152,12 +152,17 @@ def _forget(s: ContextService, scope: Scope, r: ForgetRequest) -> dict[str, Any]
 
 
 def _reconcile(s: ContextService, scope: Scope, _: EmptyRequest) -> dict[str, Any]:
-    return s.reconcile(scope)
+    report = s.reconcile(scope)
+    # the journal replay is store-wide (it repairs every tenant's pending work); its count would let
+    # one tenant observe another's write activity, so a transport reports only this scope's figures
+    report.pop("journal_replayed", None)
+    return report
 
 
 def _status(s: ContextService, scope: Scope, _: EmptyRequest) -> dict[str, Any]:
     report = s.status(scope)
     report.pop("data_dir", None)  # a server's paths are not the caller's business
+    report.pop("pending_index_work", None)  # a store-wide count: other tenants' activity
     return report
 
 

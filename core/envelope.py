@@ -49,6 +49,7 @@ class Budget:
         self.limit = max_tokens * 4 if byte_cap is None else min(max_tokens * 4, byte_cap)
         envelope.setdefault("omissions", [])
         envelope["truncated"] = False
+        self._reserved: dict[str, dict[str, Any]] = {}
 
     def measure(self) -> int:
         """Size with fixed-width placeholders for timings and the token count."""
@@ -70,11 +71,20 @@ class Budget:
                 max_tokens=self.limit // 4,
             )
 
+    def reserve(self, key: str) -> None:
+        """Keep room for a section placed later, so that naming its cut can never overflow."""
+        self.envelope.setdefault(key, [])
+        self._reserved[key] = {"what": key, "count": _TOKENS_PLACEHOLDER, "reason": "budget"}
+        self.envelope["omissions"].append(self._reserved[key])
+
     def place(self, key: str, entries: list[tuple[str, list[Option]]], *, required: int = 0) -> None:
         """Append each entry's richest option that fits; stop at the first entry none of whose
         options fit and name what was left out. `required` entries must fit or it is a BudgetError."""
         target: list[dict[str, Any]] = self.envelope.setdefault(key, [])
         omissions: list[dict[str, Any]] = self.envelope["omissions"]
+        reserved = self._reserved.pop(key, None)
+        if reserved is not None:
+            del omissions[next(i for i, o in enumerate(omissions) if o is reserved)]
         placed: list[tuple[str, Option]] = []
         for index, (label, options) in enumerate(entries):
             for option in options:

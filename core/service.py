@@ -188,6 +188,7 @@ class ContextService:
                 **entity_card(node.entity, include_ids=include_ids, summary_chars=160),
             }
             node_entries.append((node.entity.display_name(), [Option(card)]))
+        budget.reserve("edges")
         budget.place("nodes", node_entries)
         edge_lines = [
             _edge(e, names) for e in edges if e.subject_id in names and (e.object_id or "") in names

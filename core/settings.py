@@ -37,3 +37,12 @@ class Settings(BaseSettings):
 
     deadline_s: float = Field(default=10.0, gt=0, le=120, description="Deadline of a whole operation.")
     dense_deadline_s: float = Field(default=2.0, gt=0, le=60, description="Budget of the dense leg.")
+
+    http_host: str = Field(default="127.0.0.1", description="Address `graphctx serve` listens on.")
+    http_port: int = Field(default=8765, ge=0, le=65535, description="Port `graphctx serve` listens on.")
+    http_max_body_bytes: int = Field(
+        default=5 * 1024 * 1024,
+        ge=1024,
+        le=64 * 1024 * 1024,
+        description="Largest request body the HTTP server accepts; larger ones get 413 before any work.",
+    )

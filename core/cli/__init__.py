@@ -4,20 +4,25 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
 
+from graphctx import registry
+from graphctx.auth import Principal
 from graphctx.cli import render
 from graphctx.envelope import dumps
-from graphctx.errors import AmbiguousName, GraphctxError, InputError
+from graphctx.errors import AmbiguousName, GraphctxError, InputError, NotFound
+from graphctx.ports import KeyStore
 from graphctx.scope import Scope
 from graphctx.service import ContextService
 from graphctx.settings import Settings
@@ -318,6 +323,169 @@ def demo(
         )
 
 
+@app.command()
+def serve(
+    ctx: typer.Context,
+    host: Annotated[str | None, typer.Option(help="Address to listen on [env GRAPHCTX_HTTP_HOST].")] = None,
+    port: Annotated[int | None, typer.Option(help="Port to listen on [env GRAPHCTX_HTTP_PORT].")] = None,
+    log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
+) -> None:
+    """Serve the HTTP API (POST /v1/<operation>, API keys, OpenAPI at /docs) on the configured stores."""
+    import uvicorn
+
+    from graphctx.transports.http import create_app
+
+    overrides: dict[str, Any] = {}
+    if host is not None:
+        overrides["http_host"] = host
+    if port is not None:
+        overrides["http_port"] = port
+    with ExitStack() as stack:
+        try:
+            settings = ctx.obj.settings(**overrides)
+            service = stack.enter_context(ContextService.open(settings))
+            keys: KeyStore = registry.factory("keys", settings.key_store_backend)(settings)
+            stack.callback(keys.close)
+        except GraphctxError as exc:
+            _fail(exc, False)
+        except OSError as exc:
+            _fail(GraphctxError(f"{exc.strerror or exc}: {exc.filename or ''}".strip()), False)
+        app_ = create_app(service, keys, settings)
+
+        from graphctx.transports.mcp import mount_mcp
+
+        # MCP over streamable HTTP on the same service and keys; the HTTP guard's body bound applies
+        mount_mcp(app_, service, keys, max_body_bytes=settings.http_max_body_bytes)
+
+        err.print(
+            f"graphctx: serving HTTP on http://{settings.http_host}:{settings.http_port}/v1 and MCP on /mcp "
+            f"(data: {settings.data_dir}; graph {settings.graph_backend}, vectors {settings.vector_backend})",
+            markup=False,
+            highlight=False,
+        )
+        # uvicorn shuts down gracefully on SIGINT/SIGTERM and then re-raises the signal with the
+        # previous handler; this one turns it into a clean return, so the stores are closed
+        previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            uvicorn.run(
+                app_,
+                host=settings.http_host,
+                port=settings.http_port,
+                log_level=log_level,
+                proxy_headers=False,
+                server_header=False,
+                timeout_graceful_shutdown=10,
+            )
+        except _Stopped:
+            pass
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+    err.print("graphctx: stopped", markup=False, highlight=False)
+
+
+class _Stopped(Exception):
+    pass
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise _Stopped(signum)
+
+
+keys_app = typer.Typer(
+    help="Create, list and revoke API keys. Keys are stored hashed; a token is shown once.",
+    no_args_is_help=True,
+)
+app.add_typer(keys_app, name="keys")
+
+
+@contextmanager
+def _key_store(ctx: typer.Context, as_json: bool) -> Iterator[KeyStore]:
+    try:
+        settings = ctx.obj.settings()
+        store: KeyStore = registry.factory("keys", settings.key_store_backend)(settings)
+        try:
+            yield store
+        finally:
+            store.close()
+    except GraphctxError as exc:
+        _fail(exc, as_json)
+
+
+def _principal_dict(p: Principal) -> dict[str, Any]:
+    return {
+        "key_id": p.key_id,
+        "name": p.name,
+        "tenant_id": p.tenant_id,
+        "namespaces": list(p.namespaces),
+        "graph_ids": list(p.graph_ids),
+    }
+
+
+@keys_app.command("create")
+def keys_create(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Option("--name", help="Who the key is for (shown in `keys list`).")],
+    tenant: Annotated[str, typer.Option("--tenant", help="The one tenant the key can reach.")],
+    namespace: Annotated[
+        list[str] | None,
+        typer.Option("--namespace", help="A namespace it may use (repeatable; the first is the default)."),
+    ] = None,
+    graph: Annotated[
+        list[str] | None, typer.Option("--graph", help="A shared code graph it may read (repeatable).")
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Create an API key for one tenant; print its token once (only a hash is stored)."""
+    with _key_store(ctx, as_json) as store:
+        if not name.strip() or len(name) > 200:
+            raise InputError("--name must be 1-200 characters", field="name")
+        principal = Principal(
+            name=name.strip(),
+            tenant_id=tenant,
+            namespaces=tuple(dict.fromkeys(namespace or ["default"])),
+            graph_ids=tuple(dict.fromkeys(graph or [])),
+        )
+        issued = store.create(principal)
+    data = {**_principal_dict(principal), "key_id": issued.key_id, "token": issued.token}
+    if as_json:
+        sys.stdout.write(dumps(data) + "\n")
+        return
+    render.report(out, "API key created", {k: v for k, v in data.items() if k != "token"})
+    err.print("The token is shown only this once; store it now:", style="yellow", markup=False)
+    sys.stdout.write(issued.token + "\n")
+
+
+@keys_app.command("list")
+def keys_list(ctx: typer.Context, as_json: JsonFlag = False) -> None:
+    """The active keys (never their secrets)."""
+    with _key_store(ctx, as_json) as store:
+        principals = store.list()
+    rows = [_principal_dict(p) for p in principals]
+    if as_json:
+        sys.stdout.write(dumps(rows) + "\n")
+        return
+    table = Table("key id", "name", "tenant", "namespaces", "graphs", title="active API keys")
+    for r in rows:
+        table.add_row(
+            r["key_id"], r["name"], r["tenant_id"], ", ".join(r["namespaces"]), ", ".join(r["graph_ids"])
+        )
+    out.print(table)
+
+
+@keys_app.command("revoke")
+def keys_revoke(
+    ctx: typer.Context,
+    key_id: Annotated[str, typer.Argument(help="The key id (from `keys list`).")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Revoke a key: every later request with it is refused."""
+    with _key_store(ctx, as_json) as store:
+        if not store.revoke(key_id):
+            raise NotFound(f"no active key with id {key_id[:40]!r}", key_id=key_id[:40])
+    _emit(as_json, {"key_id": key_id, "revoked": True}, lambda: out.print(f"revoked {key_id}", markup=False))
+
+
 def main() -> None:
     try:
         app()
@@ -329,3 +497,14 @@ def main() -> None:
             raise
         err.print(f"internal error: {type(exc).__name__}: {exc}", style="red", markup=False)
         raise SystemExit(70) from None
+
+
+@app.command("mcp")
+def mcp_stdio(ctx: typer.Context) -> None:
+    """Serve MCP over stdio for an agent that starts graphctx as a subprocess.
+
+    Calls run as the local operator (--tenant / --namespace), or as the principal of $GRAPHCTX_API_KEY
+    when it is set. Stdout carries only the protocol; logs go to stderr."""
+    from graphctx.transports.mcp_stdio import main as serve_stdio
+
+    raise typer.Exit(serve_stdio(ctx.obj.settings()))

@@ -197,6 +197,8 @@ class Retriever:
             entries.append((label, item_options(base, label, lines)))
         envelope["isolation"] = {"rejected": isolation.rejected}  # every check has run by now
         envelope["follow_up"] = "x" * FOLLOW_UP_CHARS  # room for the follow-up decided after placement
+        if related:
+            budget.reserve("related")
         budget.place("items", entries)
         if related:
             budget.place("related", [(r["name"], [Option(r)]) for r in related])

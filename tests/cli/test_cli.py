@@ -116,3 +116,20 @@ def test_demo_runs_end_to_end_in_a_fresh_directory(tmp_path):
         env=environ,
     )
     assert again.returncode == 64 and "not empty" in again.stderr
+
+
+def test_cli_json_is_the_python_api_envelope(env):
+    """The same query gives the same envelope over the Python API and `--json` (timings and as_of aside)."""
+    from graphctx.scope import Scope
+    from graphctx.service import ContextService
+    from graphctx.settings import Settings
+
+    runner.invoke(app, ["remember", "--file", str(_jsonl(env / "m.jsonl", RECORDS))])
+    with ContextService.open(Settings()) as service:
+        expected = service.recall(Scope("cli-tenant"), "Platform Team api", depth=2)
+    result = runner.invoke(app, ["recall", "Platform Team api", "--depth", "2", "--json"])
+    got = json.loads(result.stdout)
+    for answer in (expected, got):
+        answer.pop("timings_ms")
+        answer.pop("as_of")
+    assert got == expected

@@ -170,3 +170,25 @@ def test_a_budget_that_cuts_every_match_says_so(service):
     assert env["items"] == []
     assert env["omissions"][0]["what"] == "items" and env["truncated"] is True
     assert "larger max_tokens" in env["follow_up"]
+
+
+@pytest.mark.parametrize("query", ["checkout-api", "INC-2041 checkout latency spike", "payments"])
+def test_depth_two_fits_the_default_budget_on_a_dense_graph(service, query):
+    from graphctx.demo import sample_path
+
+    with sample_path().open(encoding="utf-8") as fh:
+        service.remember_jsonl(TENANT_A, fh)
+    for tokens in (256, 400, 800, 1500):
+        env = service.recall(TENANT_A, query, depth=2, max_tokens=tokens)
+        assert size_bytes(env) <= tokens * 4
+        assert all(o["count"] != 99999 for o in env["omissions"])
+
+
+def test_neighbourhood_names_cut_edges_within_budget(service):
+    from graphctx.demo import sample_path
+
+    with sample_path().open(encoding="utf-8") as fh:
+        service.remember_jsonl(TENANT_A, fh)
+    for tokens in (256, 400, 800):
+        env = service.neighbourhood(TENANT_A, "checkout-api", depth=2, max_tokens=tokens)
+        assert size_bytes(env) <= tokens * 4 and env["truncated"]

@@ -1,0 +1,1 @@
+"""Transports over the one ContextService facade: HTTP (and MCP)."""

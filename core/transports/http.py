@@ -1,0 +1,534 @@
+"""The HTTP API: one POST route per operation of the catalogue (graphctx.api), a thin layer over
+ContextService. The scope of every request comes from the API key's principal (through
+`api.execute`), never from another header; errors keep one shape with stable codes."""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import re
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from fastapi import Body, Depends, FastAPI, Request, Security
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from fastapi.security import APIKeyHeader, HTTPBearer
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers, MutableHeaders
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Lifespan, Message, Receive, Send
+from starlette.types import Scope as AsgiScope
+
+from graphctx import __version__, api
+from graphctx.auth import AuthError, Principal, new_key
+from graphctx.envelope import dumps
+from graphctx.errors import BoundExceeded, GraphctxError, InputError
+from graphctx.ports import KeyStore
+from graphctx.scope import Scope
+from graphctx.service import ContextService
+from graphctx.settings import Settings
+from graphctx.templates import SCOPE_STATS, NoParams
+
+log = logging.getLogger("graphctx.http")
+
+API_PREFIX = "/v1"
+REQUEST_ID_HEADER = "X-Request-ID"
+_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+DRAIN_FACTOR = 4
+"""An over-large body is read and discarded (never buffered) up to this many times the bound, so the
+client, which writes its whole body before it reads, receives the 413 instead of a reset."""
+DRAIN_SECONDS = 10.0
+READY_TIMEOUT_S = 2.0
+PROBE_SCOPE = Scope("graphctx-readyz", "probe")
+
+
+# -- documented shapes --------------------------------------------------------------------------
+
+
+class ErrorBody(BaseModel):
+    code: str = Field(description="Stable error code, e.g. invalid_input, bound_exceeded, not_found.")
+    message: str = Field(description="What went wrong, naming the field or bound.")
+    details: dict[str, Any] | None = Field(
+        default=None, description="Machine-readable specifics: field, bound/limit/actual, candidates."
+    )
+
+
+class ErrorResponse(BaseModel):
+    error: ErrorBody
+    request_id: str = Field(description="Also in the X-Request-ID response header.")
+
+
+class Envelope(BaseModel):
+    """The evidence envelope of recall, explain, neighbourhood and path: evidence to reason over,
+    never a synthesised answer. Fields that only some operations return are optional."""
+
+    model_config = ConfigDict(extra="allow")
+
+    v: int = Field(description="Envelope format version.")
+    op: str = Field(description="The operation that answered.")
+    scope: dict[str, str] = Field(description="tenant_id, namespace and graph_id the answer comes from.")
+    as_of: str = Field(description="The instant facts were evaluated at (UTC, ISO 8601).")
+    items: list[dict[str, Any]] | None = Field(
+        default=None,
+        description="recall: ranked entries (name, type, summary, location, ranks in `match`, facts).",
+    )
+    subject: dict[str, Any] | None = Field(
+        default=None, description="explain / neighbourhood: the resolved entity."
+    )
+    facts: list[dict[str, Any]] | None = Field(
+        default=None, description="explain: facts about the subject, current first (`current`)."
+    )
+    nodes: list[dict[str, Any]] | None = Field(
+        default=None, description="neighbourhood / path: entities (neighbourhood adds `depth`)."
+    )
+    edges: list[dict[str, Any]] | None = Field(
+        default=None, description="neighbourhood / path: subject - predicate - object."
+    )
+    found: bool | None = Field(default=None, description="path: whether a path exists within max_depth.")
+    legs: dict[str, Any] | None = Field(
+        default=None, description="recall: which retrieval legs ran (exact, bm25, dense) and how."
+    )
+    coverage: dict[str, int] | None = Field(
+        default=None, description="recall: candidates, hydrated, dropped (missing / stale), returned."
+    )
+    isolation: dict[str, int] = Field(description="`rejected`: foreign hits dropped by the scope re-check.")
+    omissions: list[dict[str, Any]] = Field(description="What the budget or a limit cut, named.")
+    truncated: bool = Field(description="True when something was omitted.")
+    follow_up: str | None = Field(
+        default=None, description="When evidence is thin: one bounded next step to try."
+    )
+    provenance: dict[str, Any] = Field(description="Backends, embedder and template catalogue version.")
+    budget: dict[str, int] = Field(description="max_tokens (normalised) and used_tokens.")
+    timings_ms: dict[str, float] = Field(description="Milliseconds per stage and in total.")
+
+
+class Counts(BaseModel):
+    created: int
+    updated: int
+    unchanged: int
+
+
+class RememberReport(BaseModel):
+    entities: Counts
+    facts: Counts
+    vector_skipped: int = Field(description="Entities with no vector (nothing to embed).")
+    index_errors: list[str] = Field(description="Index updates that failed; the graph has the data.")
+    follow_up: str | None = None
+
+
+class ForgetReport(BaseModel):
+    entities_deleted: int
+    facts_removed: int = Field(description="Facts deleted together with their entities.")
+    facts_invalidated: int = Field(description="Facts given a valid_to; their rows are kept.")
+
+
+class ReconcileReport(BaseModel):
+    lexical_repaired: int
+    vector_repaired: int
+    removed_from_indexes: int
+    graph_entities: int
+    vector_skipped: int
+
+
+class StatusReport(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    scope: dict[str, str]
+    backends: dict[str, Any]
+    graph: dict[str, Any] = Field(description="entities, facts, valid_facts, by_type in this scope.")
+    lexical_docs: int
+    vectors: int
+    as_of: str
+
+
+ANSWERS: dict[str, type[BaseModel]] = {
+    "recall": Envelope,
+    "explain": Envelope,
+    "neighbourhood": Envelope,
+    "path": Envelope,
+    "remember": RememberReport,
+    "forget": ForgetReport,
+    "reconcile": ReconcileReport,
+    "status": StatusReport,
+}
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorResponse, "description": "Missing, invalid or revoked API key."},
+    403: {"model": ErrorResponse, "description": "A tenant, namespace or graph the key may not use."},
+    404: {"model": ErrorResponse, "description": "No entity of that name in the caller's scope."},
+    409: {"model": ErrorResponse, "description": "Ambiguous name: `details.candidates` lists identities."},
+    413: {"model": ErrorResponse, "description": "Over a bound (body 5 MiB, query 4 KiB, ...)."},
+    422: {"model": ErrorResponse, "description": "Malformed, wrongly typed or unknown input; or budget."},
+    503: {"model": ErrorResponse, "description": "A backend is unavailable."},
+    504: {"model": ErrorResponse, "description": "The operation's deadline passed."},
+}
+
+
+class CanonicalJSON(JSONResponse):
+    """The canonical serialisation every transport returns (graphctx.envelope.dumps)."""
+
+    def render(self, content: Any) -> bytes:
+        return dumps(content).encode("utf-8")
+
+
+# -- errors -------------------------------------------------------------------------------------
+
+
+def _request_id(request: Request) -> str:
+    rid = getattr(request.state, "request_id", None)
+    return rid if isinstance(rid, str) else uuid.uuid4().hex
+
+
+def _error_body(error: dict[str, Any], request_id: str) -> dict[str, Any]:
+    return {"error": error, "request_id": request_id}
+
+
+def _error_response(request: Request, exc: GraphctxError, status: int) -> CanonicalJSON:
+    headers = {"WWW-Authenticate": "Bearer"} if isinstance(exc, AuthError) else None
+    return CanonicalJSON(_error_body(exc.to_dict(), _request_id(request)), status, headers=headers)
+
+
+def _json_type(value: object) -> str:
+    names = {dict: "object", list: "array", str: "string", int: "number", float: "number", bool: "boolean"}
+    return "null" if value is None else names.get(type(value), type(value).__name__)
+
+
+def validation_error(exc: RequestValidationError) -> InputError:
+    """FastAPI's validation errors as the catalogue's InputError: `<field>: <problem>`, as
+    `api.parse_request` words them, so every transport names a problem alike."""
+    errors = list(exc.errors())
+    if not errors:
+        return InputError("the request is not valid")
+    first = errors[0]
+    loc = tuple(first.get("loc", ()))
+    where = loc[1:] if loc[:1] == ("body",) else loc
+    kind = first.get("type", "")
+    if kind == "json_invalid":
+        reason = (first.get("ctx") or {}).get("error", "JSON decode error")
+        pos = f" at position {where[0]}" if where else ""
+        return InputError(f"the request body is not valid JSON: {reason}{pos}", field="body")
+    if not where and loc[:1] == ("body",):
+        given = first.get("input")
+        if kind == "missing":
+            return InputError("the request body is required: a JSON object", field="body")
+        if isinstance(given, bytes | bytearray):
+            return InputError(
+                "the request body must be JSON sent with 'Content-Type: application/json'", field="body"
+            )
+        return InputError(f"the request body must be a JSON object, got {_json_type(given)}", field="body")
+    field = ".".join(str(p) for p in where) or "request"
+    return InputError(f"{field}: {first.get('msg', 'invalid')}", field=field)
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    async def graphctx_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, GraphctxError)
+        return _error_response(request, exc, api.http_status(exc))
+
+    async def invalid_request(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, RequestValidationError)
+        return _error_response(request, validation_error(exc), 422)
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, StarletteHTTPException)
+        path = request.url.path[:200]
+        code, message = {
+            404: ("not_found", f"no endpoint at {path!r}; see /openapi.json"),
+            405: ("method_not_allowed", f"{request.method} is not allowed on {path!r}"),
+            400: ("invalid_input", str(exc.detail)),
+        }.get(exc.status_code, ("http_error", str(exc.detail)))
+        body = _error_body({"code": code, "message": message}, _request_id(request))
+        return CanonicalJSON(body, exc.status_code, headers=dict(exc.headers or {}))
+
+    app.add_exception_handler(GraphctxError, graphctx_error)
+    app.add_exception_handler(RequestValidationError, invalid_request)
+    app.add_exception_handler(StarletteHTTPException, http_error)
+
+
+# -- the guard: request ids, the body bound, authentication -------------------------------------
+
+
+class _Guard:
+    """Pure ASGI middleware, outermost of the app's own: gives every request an id (echoed in the
+    X-Request-ID header), refuses bodies over the bound before the app sees a byte of them, and
+    authenticates every request under /v1/ before its body is parsed. Unexpected exceptions become a
+    500 that names the request id and nothing of the internals."""
+
+    def __init__(self, app: ASGIApp, keys: KeyStore, max_body: int) -> None:
+        self.app = app
+        self.keys = keys
+        self.max_body = max_body
+
+    async def __call__(self, scope: AsgiScope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        given = headers.get("x-request-id", "")
+        request_id = given if _REQUEST_ID.match(given) else uuid.uuid4().hex
+        state = scope.setdefault("state", {})
+        state["request_id"] = request_id
+        started = False
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+                MutableHeaders(scope=message)[REQUEST_ID_HEADER] = request_id
+            await send(message)
+
+        async def refuse(exc: GraphctxError, extra: dict[str, str] | None = None) -> None:
+            if started:
+                return
+            response = CanonicalJSON(
+                _error_body(exc.to_dict(), request_id), api.http_status(exc), headers=extra
+            )
+            await response(scope, receive, send_with_id)
+
+        try:
+            body = await self._read_body(headers, receive)
+            if body is None:
+                return  # the client went away
+            if isinstance(body, GraphctxError):
+                await refuse(body, {"Connection": "close"})
+                return
+            path: str = scope.get("path", "")
+            if path == API_PREFIX or path.startswith(API_PREFIX + "/"):
+                try:
+                    state["principal"] = await run_in_threadpool(self._authenticate, headers)
+                except AuthError as exc:
+                    await refuse(exc, {"WWW-Authenticate": "Bearer"})
+                    return
+            await self.app(scope, _replay(body, receive), send_with_id)
+        except GraphctxError as exc:  # raised outside the routes (the key store, for example)
+            log.warning("request %s: %s: %s", request_id, exc.code, exc.message)
+            await refuse(exc)
+        except Exception:
+            log.exception("request %s failed", request_id)
+            await refuse(_Internal(f"internal error; quote request id {request_id}"))
+
+    async def _read_body(self, headers: Headers, receive: Receive) -> bytes | GraphctxError | None:
+        declared = headers.get("content-length")
+        if declared is not None:
+            if not declared.isdigit():
+                return InputError("the Content-Length header is not a number", field="Content-Length")
+            if int(declared) > self.max_body:
+                # a client waiting for "100 Continue" is answered at once and never sends the body;
+                # any other is already sending it: read and discard it so it can read the 413
+                if "100-continue" not in headers.get("expect", "").lower():
+                    await self._drain(receive, 0)
+                return BoundExceeded("request body", self.max_body, int(declared))
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return None
+            chunk: bytes = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_body:  # a chunked body: counted as it streams, never buffered past the bound
+                total = await self._drain(receive, size) if message.get("more_body", False) else size
+                return BoundExceeded("request body", self.max_body, total)
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+
+    async def _drain(self, receive: Receive, seen: int) -> int:
+        """Discard the rest of an over-large body (bounded in bytes and time); returns bytes seen."""
+        limit = self.max_body * DRAIN_FACTOR
+        deadline = time.monotonic() + DRAIN_SECONDS
+        while seen <= limit and time.monotonic() < deadline:
+            message = await receive()
+            if message["type"] != "http.request":
+                break
+            seen += len(message.get("body", b""))
+            if not message.get("more_body", False):
+                break
+        return seen
+
+    def _authenticate(self, headers: Headers) -> Principal:
+        tokens: set[str] = set()
+        for value in headers.getlist("authorization"):
+            scheme, _, token = value.strip().partition(" ")
+            if scheme.lower() != "bearer" or not token.strip():
+                raise AuthError("the Authorization header must be 'Bearer <API key>'")
+            tokens.add(token.strip())
+        tokens.update(v.strip() for v in headers.getlist("x-api-key"))
+        if not tokens:
+            raise AuthError("missing API key: send 'Authorization: Bearer <key>' or 'X-API-Key: <key>'")
+        if len(tokens) > 1:
+            raise AuthError("the request carries more than one API key; send exactly one")
+        return self.keys.verify(tokens.pop())
+
+
+class _Internal(GraphctxError):
+    code = "internal_error"
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """Hand the buffered body to the app once, then pass through (to see a disconnect)."""
+    delivered = False
+
+    async def replay() -> Message:
+        nonlocal delivered
+        if not delivered:
+            delivered = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+# -- routes -------------------------------------------------------------------------------------
+
+_BEARER = HTTPBearer(auto_error=False, description="Authorization: Bearer <API key>")
+_API_KEY = APIKeyHeader(name="X-API-Key", auto_error=False, description="The API key.")
+
+
+async def _principal(
+    request: Request,
+    _bearer: Annotated[object, Security(_BEARER)] = None,
+    _key: Annotated[object, Security(_API_KEY)] = None,
+) -> Principal:
+    """The principal the guard authenticated (the security parameters document the two schemes)."""
+    principal = getattr(request.state, "principal", None)
+    if not isinstance(principal, Principal):
+        raise AuthError("missing or invalid API key")
+    return principal
+
+
+def _requires_body(model: type[BaseModel]) -> bool:
+    return any(field.is_required() for field in model.model_fields.values())
+
+
+def _endpoint(service: ContextService, op: api.Operation) -> Callable[..., Response]:
+    """A plain `def` (FastAPI runs it in its threadpool, so the event loop never blocks) whose
+    signature carries the operation's request model, so FastAPI validates and documents it."""
+
+    def run(body: BaseModel | None, principal: Principal) -> Response:
+        payload = {} if body is None else body.model_dump(exclude_unset=True)
+        return CanonicalJSON(api.execute(service, principal, op.name, payload))
+
+    required = _requires_body(op.request)
+    body_param = inspect.Parameter(
+        "body",
+        inspect.Parameter.KEYWORD_ONLY,
+        annotation=Annotated[op.request if required else op.request | None, Body()],
+        default=inspect.Parameter.empty if required else None,
+    )
+    principal_param = inspect.Parameter(
+        "principal", inspect.Parameter.KEYWORD_ONLY, annotation=Principal, default=Depends(_principal)
+    )
+    run.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [body_param, principal_param], return_annotation=Response
+    )
+    run.__name__ = op.name
+    return run
+
+
+def _check(name: str, probe: Callable[[], object], results: dict[str, dict[str, Any]]) -> None:
+    started = time.perf_counter()
+    try:
+        probe()
+    except AuthError:
+        pass  # the key store answered: an unknown key is refused, as it should be
+    except Exception as exc:
+        log.warning("readiness check %s failed: %s", name, exc)
+        code = exc.code if isinstance(exc, GraphctxError) else type(exc).__name__
+        results[name] = {"status": "error", "error": code}
+        return
+    results[name] = {"status": "ok", "ms": round((time.perf_counter() - started) * 1000, 2)}
+
+
+def _readiness(service: ContextService, keys: KeyStore) -> tuple[bool, dict[str, dict[str, Any]]]:
+    """Probe each backend on a scope no tenant's data lives in, each in its own thread with a timeout."""
+    stores = service.stores
+    probes: dict[str, Callable[[], object]] = {
+        "graph": lambda: stores.graph.run(SCOPE_STATS, PROBE_SCOPE, NoParams()),
+        "lexical": lambda: stores.lexical.search(PROBE_SCOPE, "readiness probe", 1),
+        "keys": lambda: keys.verify(new_key().token),
+    }
+    vector, embedder = stores.vector, stores.embedder
+    if vector is not None and embedder is not None:
+        probes["vector"] = lambda: vector.search(
+            PROBE_SCOPE, [float(x) for x in embedder.embed(["readiness probe"])[0]], 1
+        )
+    results: dict[str, dict[str, Any]] = {}
+    threads = {
+        name: threading.Thread(target=_check, args=(name, probe, results), daemon=True)
+        for name, probe in probes.items()
+    }
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    for thread in threads.values():
+        thread.start()
+    for name, thread in threads.items():
+        thread.join(max(0.0, deadline - time.monotonic()))
+        if thread.is_alive():
+            results[name] = {"status": "timeout", "timeout_s": READY_TIMEOUT_S}
+    ordered = {name: results[name] for name in probes}
+    return all(r["status"] == "ok" for r in ordered.values()), ordered
+
+
+def create_app(
+    service: ContextService,
+    keys: KeyStore,
+    settings: Settings | None = None,
+    *,
+    lifespan: Lifespan[FastAPI] | None = None,
+) -> FastAPI:
+    """The HTTP API over one ContextService. `keys` authenticates; `settings` bounds the body.
+    `lifespan` runs around serving (a mounted sub-app's own lifespan is not run by Starlette, so an
+    app mounted later, such as MCP's streamable HTTP, starts its session manager through it)."""
+    settings = settings or service.settings
+    app = FastAPI(
+        lifespan=lifespan,
+        title="graphctx",
+        version=__version__,
+        summary="Ranked, sourced, tenant-isolated context for AI agents.",
+        description=(
+            "Every operation is `POST /v1/<name>` with a JSON body and an API key "
+            "(`Authorization: Bearer <key>` or `X-API-Key`). The key decides the tenant; `tenant_id`, "
+            "`namespace` and `graph_id` in a body can only pick within what the key allows. Answers "
+            "are evidence envelopes to reason over, not conclusions. Errors are "
+            '`{"error": {"code", "message", "details"}, "request_id"}`.'
+        ),
+        default_response_class=CanonicalJSON,
+    )
+    _install_error_handlers(app)
+    app.add_middleware(_Guard, keys=keys, max_body=settings.http_max_body_bytes)
+
+    for op in api.OPERATIONS.values():
+        app.add_api_route(
+            f"{API_PREFIX}/{op.name}",
+            _endpoint(service, op),
+            methods=["POST"],
+            name=op.name,
+            operation_id=op.name,
+            summary=op.summary,
+            description=f"{op.summary}\n\n{inspect.getdoc(op.request) or ''}".strip(),
+            tags=["writes" if op.mutating else "reads"],
+            response_model=None,
+            responses={200: {"model": ANSWERS.get(op.name, Envelope)}, **ERRORS},
+        )
+
+    @app.get("/healthz", tags=["health"], summary="The process is up (no backend checks, no key).")
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get(
+        "/readyz",
+        tags=["health"],
+        summary="Each backend answers a probe: 200 when all do, 503 otherwise.",
+        response_model=None,
+    )
+    def readyz() -> Response:
+        ready, backends = _readiness(service, keys)
+        body = {"status": "ready" if ready else "unavailable", "backends": backends}
+        return CanonicalJSON(body, 200 if ready else 503)
+
+    return app

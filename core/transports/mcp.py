@@ -1,0 +1,434 @@
+"""The MCP server: one tool per operation of the catalogue (graphctx.api.OPERATIONS), a thin layer
+over ContextService, served over stdio and streamable HTTP.
+
+Every tool is generated from the catalogue, so tools, HTTP routes and the Python API cannot drift:
+the input schema is the operation's request model schema, validation is `api.parse_request`, the
+scope comes from the authenticated principal (`api.execute`). A result's text content is the
+canonical JSON of the answer (graphctx.envelope.dumps) and its structured content is the same object,
+so an answer's text never exceeds `max_tokens` x 4 bytes. Errors are `is_error` results carrying
+`{"error": {"code", "message", "details"}}`, the shape of the HTTP API's errors.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import mcp_types as types
+from mcp.server import Server, ServerRequestContext
+from mcp.server.stdio import stdio_server
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.datastructures import Headers
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Send
+from starlette.types import Scope as AsgiScope
+
+from graphctx import __version__, api, bounds
+from graphctx.auth import AuthError, Principal
+from graphctx.envelope import dumps
+from graphctx.errors import GraphctxError
+from graphctx.model import PREDICATES
+from graphctx.ports import KeyStore
+from graphctx.service import DEFAULT_EXPLAIN_TOKENS, ContextService
+
+log = logging.getLogger("graphctx.mcp")
+
+Authenticate = Callable[[Mapping[str, str] | None], Principal]
+"""Who is calling, from the request's HTTP headers (None over stdio and in-process);
+raises graphctx.auth.AuthError when the credentials are missing or invalid."""
+
+SERVER_NAME = "graphctx"
+MAX_HTTP_BODY_BYTES = 4 * bounds.KIB * bounds.KIB + 64 * bounds.KIB
+"""A remember call of 5,000 records fits; the HTTP app in front may bound the body lower."""
+
+INSTRUCTIONS = (
+    "graphctx answers with evidence from a code-and-memory graph scoped to your credentials. "
+    "Start with `recall` (a question, a name or an identifier); use `explain` for everything known "
+    "about one entity, `neighbourhood` for what surrounds it and `path` for how two entities connect. "
+    "Answers are evidence envelopes to reason over, never conclusions: cite items and facts, mind "
+    "`omissions` and `truncated`, and follow `follow_up` when evidence is thin. `remember` stores "
+    "entities and facts, `forget` deletes or invalidates them, `status` shows what this scope holds."
+)
+
+# -- descriptions --------------------------------------------------------------------------------
+
+_DEFAULT_TOKENS = {"recall": bounds.DEFAULT_RECALL_TOKENS}
+_DESTRUCTIVE = frozenset({"forget"})
+_MUST_FIT = {"recall": "the envelope", "path": "the envelope with the whole path (a path is never cut)"}
+
+_WHAT = {
+    "recall": (
+        "Searches this scope's memory and code graph for `query` (words, names or identifiers). Exact "
+        "matches on ids, qualified names, names and aliases rank first, then BM25 and dense hits fused "
+        "by reciprocal rank. Returns an evidence envelope: up to 8 `items` (rank, name, type, aliases, "
+        "summary, location, `match` with per-leg ranks and the fused score, and the facts valid now); "
+        "with depth=2 also `related` neighbours; `legs` (which retrieval legs ran, and a dense fallback "
+        "if any), `coverage`, `omissions`, `truncated`, and `follow_up` when evidence is thin. An empty "
+        "`items` means nothing in this scope matched; it says nothing about other scopes."
+    ),
+    "explain": (
+        "Everything remembered about one entity. Returns an evidence envelope with `subject` (the "
+        "resolved entity) and `facts` about it: current facts first (`current: true`), then history "
+        "(`current: false`, with `valid_to`) unless include_history=false."
+    ),
+    "neighbourhood": (
+        "The entities around one entity, 1-2 hops, over facts valid now. Returns an evidence envelope "
+        "with `subject`, `nodes` (each with its `depth`) and `edges` (subject, predicate, object). "
+        "`edge_types` restricts the predicates followed (empty = all), `direction` follows edges out of, "
+        "into or both ways from the subject, `limit` caps the nodes (1-200)."
+    ),
+    "path": (
+        "The shortest path between two entities over facts valid now, at most `max_depth` hops. Returns "
+        "an evidence envelope with `found`; when true, `nodes` in path order and `edges` between them "
+        "(edges keep their stored direction, so a path may cross one against it); when false, a "
+        "`follow_up` suggestion. `edge_types` restricts the predicates followed (empty = all)."
+    ),
+    "remember": (
+        "Stores entities and facts in this scope: the graph first, then the search indexes. Every record "
+        "is validated before anything is written; one bad record writes nothing and the error names it. "
+        "Writes are upserts, so repeating a call is safe. "
+        "An entity: `id` (your stable id), `name`, optional `type` (lower_snake, default thing), "
+        "`aliases` (list), `summary` (<= 4 KiB; secrets are redacted before storage), `qualified_name`, "
+        "`path`, `line_start`, `line_end`, `signature`, `source`. "
+        "A fact: `subject_id`, `predicate`, `object_id` (an entity id) and/or `value` (text), optional "
+        "`source`, `confidence` (0-1), `valid_from` / `valid_to` (ISO 8601). "
+        "Predicates allowed: {predicates}. "
+        "Records must not name another tenant or namespace. Returns counts created / updated / unchanged "
+        "per kind; `index_errors` with a `follow_up` means the graph has the data and `reconcile` will "
+        "finish indexing."
+    ),
+    "forget": (
+        "Deletes entities (`entity_ids`, together with their facts) and invalidates facts (`fact_ids`: "
+        "they get valid_to = now and stay as history). Ids are the ones given to `remember` or shown "
+        "with include_ids=true; ids not in this scope change nothing. Returns counts: entities_deleted, "
+        "facts_removed, facts_invalidated."
+    ),
+    "reconcile": (
+        "Repairs this scope's search indexes from the graph, which is authoritative: replays pending "
+        "index work, then re-indexes missing or stale entries and drops orphans. Needed only after "
+        "`remember` reported index_errors. Returns repair counts."
+    ),
+    "status": (
+        "What this scope holds: `graph` counts (entities, facts, valid_facts, by_type), `lexical_docs`, "
+        "`vectors`, the backends and the template catalogue version."
+    ),
+}
+
+_BUDGET = (
+    "Budget: `max_tokens` bounds the whole answer: its JSON text is at most max_tokens x 4 bytes, "
+    "envelope, provenance and counts included. It is normalised into {low}-{high} (default {default}).{cap} "
+    "What does not fit is left out and named in `omissions`, and `truncated` is true; raise max_tokens or "
+    "ask a narrower question to see it. If not even {core} fits, the call fails with "
+    "`budget_too_small`, naming the tokens needed."
+)
+_NAMES = (
+    "Names: {fields} {verb} an id, a qualified name, `path::name`, or a plain name or alias when exactly "
+    "one entity has it. When several match, the call fails with `ambiguous_name` and "
+    "`error.details.candidates` lists them (name, type, path, summary); call again with one "
+    "candidate's `identity` verbatim. A name nothing in this scope has fails with `not_found`."
+)
+_IDS = "Ids are opaque: answers carry them only with include_ids=true; use them verbatim, never build them."
+_SCOPE = (
+    "Scope: your credentials fix the tenant. `tenant_id`, `namespace` and `graph_id` are optional and "
+    "only narrow within what they allow (one of the key's namespaces or shared graphs); anything else "
+    "fails with `scope_denied`. Omit them unless you need another namespace of yours."
+)
+_OUTPUT = (
+    "Output: the text content is the answer's canonical JSON and structuredContent is the same object; "
+    "read either, they are identical. A failure is an error result with "
+    '{"error": {"code", "message", "details"}}; `details` names the field or bound at fault.'
+)
+
+
+def describe(op: api.Operation) -> str:
+    """The tool description: what the operation returns and how to call it well."""
+    fields = op.request.model_fields
+    parts = [op.summary, _WHAT.get(op.name, "").format(predicates=", ".join(sorted(PREDICATES)))]
+    if "max_tokens" in fields:
+        recall = op.name == "recall"
+        parts.append(
+            _BUDGET.format(
+                low=bounds.MIN_TOKENS,
+                high=bounds.MAX_TOKENS,
+                default=_DEFAULT_TOKENS.get(op.name, DEFAULT_EXPLAIN_TOKENS),
+                cap=f" Recall answers are also capped at {bounds.RECALL_JSON_BYTES // bounds.KIB} KiB."
+                if recall
+                else "",
+                core=_MUST_FIT.get(op.name, "the envelope with its subject"),
+            )
+        )
+    selectors = [f"`{n}`" for n in ("name", "source", "target") if n in fields]
+    if selectors:
+        parts.append(
+            _NAMES.format(fields=" and ".join(selectors), verb="take" if len(selectors) > 1 else "takes")
+        )
+    if "include_ids" in fields:
+        parts.append(_IDS)
+    parts += [_SCOPE, _OUTPUT]
+    return "\n\n".join(p for p in parts if p)
+
+
+def tools() -> list[types.Tool]:
+    """One tool per catalogue operation; the input schema is the request model's, verbatim."""
+    return [
+        types.Tool(
+            name=op.name,
+            description=describe(op),
+            input_schema=op.request.model_json_schema(),
+            output_schema={"type": "object"},
+            annotations=types.ToolAnnotations(
+                read_only_hint=not op.mutating,
+                destructive_hint=op.name in _DESTRUCTIVE,
+                idempotent_hint=True,
+                open_world_hint=False,
+            ),
+        )
+        for op in api.OPERATIONS.values()
+    ]
+
+
+# -- results -------------------------------------------------------------------------------------
+
+
+def _result(data: Mapping[str, Any], *, error: bool = False) -> types.CallToolResult:
+    text = dumps(data)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)],
+        # parsed back from the text, so the structured content is exactly what the text says
+        structured_content=json.loads(text),
+        is_error=error,
+    )
+
+
+def error_result(exc: GraphctxError) -> types.CallToolResult:
+    return _result({"error": exc.to_dict()}, error=True)
+
+
+_INTERNAL = {
+    "code": "internal_error",
+    "message": "the server failed on this request; its log has the details",
+}
+
+
+def _call(
+    service: ContextService,
+    authenticate: Authenticate,
+    headers: Mapping[str, str] | None,
+    name: str,
+    arguments: object,
+) -> dict[str, Any]:
+    principal = authenticate(headers)
+    return api.execute(service, principal, name, {} if arguments is None else arguments)
+
+
+def build_mcp(service: ContextService, authenticate: Authenticate, *, name: str = SERVER_NAME) -> Server[Any]:
+    """The MCP server over `service`. `authenticate` turns each call's HTTP headers (None over
+    stdio and in-process) into the principal whose scope the call runs in."""
+    catalogue = tools()
+    schemas = {tool.name: tool.input_schema for tool in catalogue}
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=catalogue)
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        headers = getattr(ctx.request, "headers", None)  # a starlette Request over HTTP, else None
+        try:
+            data = await anyio.to_thread.run_sync(
+                _call, service, authenticate, headers, params.name, params.arguments
+            )
+        except GraphctxError as exc:
+            return error_result(exc)
+        except Exception:
+            log.exception("MCP tool %.40r failed", params.name)
+            return _result({"error": _INTERNAL}, error=True)
+        return _result(data)
+
+    return Server(
+        name,
+        version=__version__,
+        title="graphctx",
+        instructions=INSTRUCTIONS,
+        get_tool_input_schema=schemas.get,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+# -- authentication ------------------------------------------------------------------------------
+
+
+def api_key_of(headers: Mapping[str, str] | None) -> str:
+    """The one API key of a request: `Authorization: Bearer <key>` or `X-API-Key: <key>`."""
+    if headers is None:
+        raise AuthError("missing API key: send 'Authorization: Bearer <key>' or 'X-API-Key: <key>'")
+    getlist = getattr(headers, "getlist", None)
+
+    def values(name: str) -> list[str]:
+        if callable(getlist):
+            return [str(v) for v in getlist(name)]
+        value = headers.get(name)
+        return [] if value is None else [value]
+
+    tokens: set[str] = set()
+    for value in values("authorization"):
+        scheme, _, token = value.strip().partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise AuthError("the Authorization header must be 'Bearer <API key>'")
+        tokens.add(token.strip())
+    tokens.update(v.strip() for v in values("x-api-key"))
+    if not tokens:
+        raise AuthError("missing API key: send 'Authorization: Bearer <key>' or 'X-API-Key: <key>'")
+    if len(tokens) > 1:
+        raise AuthError("the request carries more than one API key; send exactly one")
+    return tokens.pop()
+
+
+def key_authenticator(keys: KeyStore) -> Authenticate:
+    """Authenticate each call by its API key (checked again per call, so a revoked key stops)."""
+
+    def authenticate(headers: Mapping[str, str] | None) -> Principal:
+        return keys.verify(api_key_of(headers))
+
+    return authenticate
+
+
+def fixed_authenticator(principal: Principal) -> Authenticate:
+    """Every call runs as `principal` (stdio: the process's own user is the caller)."""
+
+    def authenticate(headers: Mapping[str, str] | None) -> Principal:
+        return principal
+
+    return authenticate
+
+
+# -- streamable HTTP -----------------------------------------------------------------------------
+
+
+class _KeyGate:
+    """ASGI middleware in front of the MCP endpoint: a request without a valid API key gets a 401
+    (with the HTTP API's error shape) before the MCP layer sees it."""
+
+    def __init__(self, app: ASGIApp, authenticate: Authenticate) -> None:
+        self.app = app
+        self.authenticate = authenticate
+
+    async def __call__(self, scope: AsgiScope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        try:
+            await anyio.to_thread.run_sync(self.authenticate, Headers(scope=scope))
+        except GraphctxError as exc:
+            status = api.http_status(exc)
+            body: dict[str, Any] = {"error": exc.to_dict()}
+            request_id = scope.get("state", {}).get("request_id")
+            if isinstance(request_id, str):
+                body["request_id"] = request_id
+            headers = {"WWW-Authenticate": "Bearer"} if isinstance(exc, AuthError) else None
+            response = Response(dumps(body), status, headers=headers, media_type="application/json")
+            await response(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+@dataclass(frozen=True)
+class McpHttp:
+    """The streamable-HTTP MCP endpoint: `endpoint` is the ASGI app to route (API-key gated);
+    `lifespan()` must run around the parent app's life (once: the SDK's session manager cannot
+    restart)."""
+
+    server: Server[Any]
+    session_manager: StreamableHTTPSessionManager
+    endpoint: ASGIApp
+
+    def lifespan(self) -> AbstractAsyncContextManager[None]:
+        return self.session_manager.run()
+
+
+def mcp_http_app(
+    service: ContextService,
+    keys: KeyStore,
+    *,
+    allowed_hosts: Sequence[str] | None = None,
+    allowed_origins: Sequence[str] = (),
+    max_body_bytes: int = MAX_HTTP_BODY_BYTES,
+) -> McpHttp:
+    """Stateless streamable HTTP with JSON responses, authenticated by API key.
+
+    DNS-rebinding protection (the Host / Origin check) is off unless `allowed_hosts` is given
+    (e.g. ["127.0.0.1:*", "localhost:*"]): every request must carry an API key, which a page a
+    browser was tricked into loading cannot send."""
+    authenticate = key_authenticator(keys)
+    server = build_mcp(service, authenticate)
+    security = (
+        TransportSecuritySettings(enable_dns_rebinding_protection=False)
+        if allowed_hosts is None
+        else TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=list(allowed_hosts),
+            allowed_origins=list(allowed_origins),
+        )
+    )
+    manager = StreamableHTTPSessionManager(
+        app=server,
+        json_response=True,
+        stateless=True,
+        security_settings=security,
+        max_request_body_size=max_body_bytes,
+    )
+
+    async def endpoint(scope: AsgiScope, receive: Receive, send: Send) -> None:
+        await manager.handle_request(scope, receive, send)
+
+    return McpHttp(server, manager, _KeyGate(endpoint, authenticate))
+
+
+def mount_mcp(
+    app: Starlette,
+    service: ContextService,
+    keys: KeyStore,
+    path: str = "/mcp",
+    **options: Any,
+) -> McpHttp:
+    """Serve MCP at `path` of `app` (FastAPI or Starlette) and run its session manager inside the
+    app's lifespan, around whatever lifespan the app already has. `options` go to mcp_http_app."""
+    mcp_http = mcp_http_app(service, keys, **options)
+    app.router.routes.append(Route(path, endpoint=mcp_http.endpoint))
+    inner = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(parent: Any) -> AsyncIterator[Any]:
+        async with mcp_http.lifespan(), inner(parent) as state:
+            yield state
+
+    app.router.lifespan_context = lifespan
+    return mcp_http
+
+
+# -- stdio ---------------------------------------------------------------------------------------
+
+
+async def serve_stdio(service: ContextService, caller: Principal | Authenticate) -> None:
+    """Serve MCP over this process's stdin/stdout until the client closes stdin."""
+    authenticate = fixed_authenticator(caller) if isinstance(caller, Principal) else caller
+    server = build_mcp(service, authenticate)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def run_stdio(service: ContextService, caller: Principal | Authenticate) -> None:
+    """Blocking form of serve_stdio."""
+    anyio.run(serve_stdio, service, caller)
