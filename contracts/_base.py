@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import math
 import os
 import uuid
-from typing import Any, ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar, TypeVar
 
 import pytest
 
 from graphctx.contracts._guard import problems
 from graphctx.contracts._markers import REQUIRES, contract_skip
-from graphctx.ports import Capabilities
+from graphctx.ports import Capabilities, LexicalHit, VectorHit
 from graphctx.scope import Scope
 
 
@@ -21,6 +23,37 @@ def has_capability(capabilities: Capabilities, name: str) -> bool:
         return bool(capabilities.extra[name])
     value = getattr(capabilities, name, False)
     return value is True
+
+
+Hit = TypeVar("Hit", LexicalHit, VectorHit)
+
+
+def check_hits(
+    hits: list[Hit],
+    hit_type: type[Hit],
+    scope: Scope,
+    k: int,
+    max_k: int,
+    check_hit: Callable[[Hit], None] | None = None,
+) -> None:
+    """What every search answer promises, lexical or dense: a list of at most k (clamped to
+    [1, max_k]) `hit_type` hits, each in `scope` with a finite score (then `check_hit`), ordered by
+    score desc, then entity_id."""
+    assert isinstance(hits, list), f"search returned {type(hits).__name__}, expected a list"
+    limit = min(max(k, 1), max_k)
+    assert len(hits) <= limit, f"{len(hits)} hits for k={k} (at most {limit})"
+    for hit in hits:
+        assert isinstance(hit, hit_type), f"search returned {type(hit).__name__}, not {hit_type.__name__}"
+        assert scope.contains(hit.tenant_id, hit.namespace, hit.graph_id), (
+            f"hit {hit.entity_id!r} carries scope {(hit.tenant_id, hit.namespace, hit.graph_id)}, "
+            f"searched {scope}"
+        )
+        assert math.isfinite(hit.score), f"hit {hit.entity_id!r} has non-finite score {hit.score}"
+        if check_hit is not None:
+            check_hit(hit)
+    assert hits == sorted(hits, key=lambda h: (-h.score, h.entity_id)), (
+        f"hits are not ordered by score desc, then entity_id: {[(h.entity_id, h.score) for h in hits]}"
+    )
 
 
 def unique_tenant(prefix: str = "ct") -> str:

@@ -51,7 +51,7 @@ from collections.abc import Iterable, Sequence
 import pytest
 
 from graphctx.contracts import datasets
-from graphctx.contracts._base import ContractBase, adversarial_scopes
+from graphctx.contracts._base import ContractBase, adversarial_scopes, check_hits
 from graphctx.contracts._markers import requires
 from graphctx.ports import Capabilities, LexicalDoc, LexicalHit, LexicalIndex
 from graphctx.scope import Scope
@@ -123,19 +123,7 @@ class LexicalIndexHarness(ContractBase):
         """Search, then check what every answer promises: scope, k, finite scores and order.
         Part of the contract, not a hook: do not override."""
         hits = index.search(scope, text, k)
-        assert isinstance(hits, list), f"search returned {type(hits).__name__}, expected a list"
-        limit = min(max(k, 1), MAX_K)
-        assert len(hits) <= limit, f"{len(hits)} hits for k={k} (at most {limit})"
-        for hit in hits:
-            assert isinstance(hit, LexicalHit), f"search returned {type(hit).__name__}, not LexicalHit"
-            assert scope.contains(hit.tenant_id, hit.namespace, hit.graph_id), (
-                f"hit {hit.entity_id!r} carries scope {(hit.tenant_id, hit.namespace, hit.graph_id)}, "
-                f"searched {scope}"
-            )
-            assert math.isfinite(hit.score), f"hit {hit.entity_id!r} has non-finite score {hit.score}"
-        assert hits == sorted(hits, key=rank_key), (
-            f"hits are not ordered by score desc, then entity_id: {[(h.entity_id, h.score) for h in hits]}"
-        )
+        check_hits(hits, LexicalHit, scope, k, MAX_K)
         return hits
 
     def assert_same_hits(self, first: Sequence[LexicalHit], second: Sequence[LexicalHit]) -> None:

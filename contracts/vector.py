@@ -47,7 +47,7 @@ import pytest
 from numpy.typing import NDArray
 
 from graphctx.contracts import datasets
-from graphctx.contracts._base import ContractBase, adversarial_scopes
+from graphctx.contracts._base import ContractBase, adversarial_scopes, check_hits
 from graphctx.contracts._markers import requires
 from graphctx.errors import InvalidVector
 from graphctx.ports import Capabilities, VectorHit, VectorIndex, VectorRecord
@@ -162,20 +162,11 @@ class VectorIndexHarness(ContractBase):
         """Search, then check what every answer promises: scope, k, cosine range and order.
         Part of the contract, not a hook: do not override."""
         hits = index.search(scope, [float(x) for x in vector], k)
-        assert isinstance(hits, list), f"search returned {type(hits).__name__}, expected a list"
-        limit = min(max(k, 1), MAX_K)
-        assert len(hits) <= limit, f"{len(hits)} hits for k={k} (at most {limit})"
-        for hit in hits:
-            assert isinstance(hit, VectorHit), f"search returned {type(hit).__name__}, not VectorHit"
-            assert scope.contains(hit.tenant_id, hit.namespace, hit.graph_id), (
-                f"hit {hit.entity_id!r} carries scope {(hit.tenant_id, hit.namespace, hit.graph_id)}, "
-                f"searched {scope}"
-            )
-            assert math.isfinite(hit.score), f"hit {hit.entity_id!r} has non-finite score {hit.score}"
+
+        def in_cosine_range(hit: VectorHit) -> None:
             assert -1 - COSINE_TOL <= hit.score <= 1 + COSINE_TOL, f"cosine {hit.score} out of [-1, 1]"
-        assert hits == sorted(hits, key=rank_key), (
-            f"hits are not ordered by score desc, then entity_id: {[(h.entity_id, h.score) for h in hits]}"
-        )
+
+        check_hits(hits, VectorHit, scope, k, MAX_K, in_cosine_range)
         assert len(set(ids(hits))) == len(hits), f"an id appears twice: {ids(hits)}"
         return hits
 

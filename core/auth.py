@@ -7,6 +7,7 @@ import hashlib
 import hmac
 import re
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from graphctx.errors import GraphctxError, ScopeError
@@ -84,3 +85,30 @@ def hash_secret(secret: str) -> str:
 
 def secret_matches(secret: str, stored_hash: str) -> bool:
     return hmac.compare_digest(hash_secret(secret), stored_hash)
+
+
+def api_key_from_headers(headers: Mapping[str, str] | None) -> str:
+    """The one API key of a request: `Authorization: Bearer <key>` or `X-API-Key: <key>`.
+    Headers with a `getlist` (Starlette's) may repeat a name; AuthError unless exactly one key."""
+    if headers is None:
+        raise AuthError("missing API key: send 'Authorization: Bearer <key>' or 'X-API-Key: <key>'")
+    getlist = getattr(headers, "getlist", None)
+
+    def values(name: str) -> list[str]:
+        if callable(getlist):
+            return [str(v) for v in getlist(name)]
+        value = headers.get(name)
+        return [] if value is None else [value]
+
+    tokens: set[str] = set()
+    for value in values("authorization"):
+        scheme, _, token = value.strip().partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise AuthError("the Authorization header must be 'Bearer <API key>'")
+        tokens.add(token.strip())
+    tokens.update(v.strip() for v in values("x-api-key"))
+    if not tokens:
+        raise AuthError("missing API key: send 'Authorization: Bearer <key>' or 'X-API-Key: <key>'")
+    if len(tokens) > 1:
+        raise AuthError("the request carries more than one API key; send exactly one")
+    return tokens.pop()

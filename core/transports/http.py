@@ -25,7 +25,7 @@ from starlette.types import ASGIApp, Lifespan, Message, Receive, Send
 from starlette.types import Scope as AsgiScope
 
 from graphctx import __version__, api
-from graphctx.auth import AuthError, Principal, new_key
+from graphctx.auth import AuthError, Principal, api_key_from_headers, new_key
 from graphctx.envelope import dumps
 from graphctx.errors import BoundExceeded, GraphctxError, InputError
 from graphctx.ports import KeyStore
@@ -352,18 +352,7 @@ class _Guard:
         return seen
 
     def _authenticate(self, headers: Headers) -> Principal:
-        tokens: set[str] = set()
-        for value in headers.getlist("authorization"):
-            scheme, _, token = value.strip().partition(" ")
-            if scheme.lower() != "bearer" or not token.strip():
-                raise AuthError("the Authorization header must be 'Bearer <API key>'")
-            tokens.add(token.strip())
-        tokens.update(v.strip() for v in headers.getlist("x-api-key"))
-        if not tokens:
-            raise AuthError("missing API key: send 'Authorization: Bearer <key>' or 'X-API-Key: <key>'")
-        if len(tokens) > 1:
-            raise AuthError("the request carries more than one API key; send exactly one")
-        return self.keys.verify(tokens.pop())
+        return self.keys.verify(api_key_from_headers(headers))
 
 
 class _Internal(GraphctxError):

@@ -33,7 +33,7 @@ from starlette.types import ASGIApp, Receive, Send
 from starlette.types import Scope as AsgiScope
 
 from graphctx import __version__, api, bounds
-from graphctx.auth import AuthError, Principal
+from graphctx.auth import AuthError, Principal, api_key_from_headers
 from graphctx.envelope import dumps
 from graphctx.errors import GraphctxError
 from graphctx.model import PREDICATES
@@ -270,37 +270,11 @@ def build_mcp(service: ContextService, authenticate: Authenticate, *, name: str 
 # -- authentication ------------------------------------------------------------------------------
 
 
-def api_key_of(headers: Mapping[str, str] | None) -> str:
-    """The one API key of a request: `Authorization: Bearer <key>` or `X-API-Key: <key>`."""
-    if headers is None:
-        raise AuthError("missing API key: send 'Authorization: Bearer <key>' or 'X-API-Key: <key>'")
-    getlist = getattr(headers, "getlist", None)
-
-    def values(name: str) -> list[str]:
-        if callable(getlist):
-            return [str(v) for v in getlist(name)]
-        value = headers.get(name)
-        return [] if value is None else [value]
-
-    tokens: set[str] = set()
-    for value in values("authorization"):
-        scheme, _, token = value.strip().partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            raise AuthError("the Authorization header must be 'Bearer <API key>'")
-        tokens.add(token.strip())
-    tokens.update(v.strip() for v in values("x-api-key"))
-    if not tokens:
-        raise AuthError("missing API key: send 'Authorization: Bearer <key>' or 'X-API-Key: <key>'")
-    if len(tokens) > 1:
-        raise AuthError("the request carries more than one API key; send exactly one")
-    return tokens.pop()
-
-
 def key_authenticator(keys: KeyStore) -> Authenticate:
     """Authenticate each call by its API key (checked again per call, so a revoked key stops)."""
 
     def authenticate(headers: Mapping[str, str] | None) -> Principal:
-        return keys.verify(api_key_of(headers))
+        return keys.verify(api_key_from_headers(headers))
 
     return authenticate
 

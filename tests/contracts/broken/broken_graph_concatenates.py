@@ -9,9 +9,9 @@ another tenant. The injection tests must catch it.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 
-import pytest
+from _shared import InMemorySqlite, TestControlSqlite  # noqa: F401  (the control runs here)
 
 from graphctx import templates as t
 from graphctx.adapters.sqlite import SqliteGraphStore, codec
@@ -73,19 +73,5 @@ class ConcatenatingGraphStore(SqliteGraphStore):
         return {**super().handlers(), t.ENTITY_FIND_EXACT.name: self._bind(find_exact)}
 
 
-class TestBrokenConcatenating(GraphStoreContract):
-    @pytest.fixture
-    def graph_store(self) -> Iterator[SqliteGraphStore]:
-        store = ConcatenatingGraphStore(":memory:")
-        store.ensure_schema()
-        yield store
-        store.close()
-
-
-class TestControlSqlite(GraphStoreContract):
-    @pytest.fixture
-    def graph_store(self) -> Iterator[SqliteGraphStore]:
-        store = SqliteGraphStore(":memory:")
-        store.ensure_schema()
-        yield store
-        store.close()
+class TestBrokenConcatenating(InMemorySqlite, GraphStoreContract):
+    store_class = ConcatenatingGraphStore

@@ -8,10 +8,10 @@ nothing is reported as truncated. Small answers are right, so only the tests tha
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-import pytest
+from _shared import InMemorySqlite, TestControlSqlite  # noqa: F401  (the control runs here)
 
 from graphctx import templates as t
 from graphctx.adapters.sqlite import SqliteGraphStore
@@ -46,19 +46,5 @@ class LimitlessGraphStore(SqliteGraphStore):
         return run
 
 
-class TestBrokenLimitless(GraphStoreContract):
-    @pytest.fixture
-    def graph_store(self) -> Iterator[SqliteGraphStore]:
-        store = LimitlessGraphStore(":memory:")
-        store.ensure_schema()
-        yield store
-        store.close()
-
-
-class TestControlSqlite(GraphStoreContract):
-    @pytest.fixture
-    def graph_store(self) -> Iterator[SqliteGraphStore]:
-        store = SqliteGraphStore(":memory:")
-        store.ensure_schema()
-        yield store
-        store.close()
+class TestBrokenLimitless(InMemorySqlite, GraphStoreContract):
+    store_class = LimitlessGraphStore

@@ -8,9 +8,9 @@ to hash pages and statistics: a deleted entity comes back. The delete tests must
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 
-import pytest
+from _shared import InMemorySqlite, TestControlSqlite  # noqa: F401  (the control runs here)
 
 from graphctx import templates as t
 from graphctx.adapters.sqlite import SqliteGraphStore
@@ -47,19 +47,5 @@ class KeepsDeletedGraphStore(SqliteGraphStore):
         return {**super().handlers(), t.ENTITY_DELETE.name: self._bind(delete_keeping_rows)}
 
 
-class TestBrokenKeepsDeleted(GraphStoreContract):
-    @pytest.fixture
-    def graph_store(self) -> Iterator[SqliteGraphStore]:
-        store = KeepsDeletedGraphStore(":memory:")
-        store.ensure_schema()
-        yield store
-        store.close()
-
-
-class TestControlSqlite(GraphStoreContract):
-    @pytest.fixture
-    def graph_store(self) -> Iterator[SqliteGraphStore]:
-        store = SqliteGraphStore(":memory:")
-        store.ensure_schema()
-        yield store
-        store.close()
+class TestBrokenKeepsDeleted(InMemorySqlite, GraphStoreContract):
+    store_class = KeepsDeletedGraphStore

@@ -8,10 +8,9 @@ The ordering tests must catch it.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
+from _shared import InMemorySqlite, TestControlSqlite  # noqa: F401  (the control runs here)
 
 from graphctx import templates as t
 from graphctx.adapters.sqlite import SqliteGraphStore
@@ -48,19 +47,5 @@ class ShufflingGraphStore(SqliteGraphStore):
         return result
 
 
-class TestBrokenShuffling(GraphStoreContract):
-    @pytest.fixture
-    def graph_store(self) -> Iterator[SqliteGraphStore]:
-        store = ShufflingGraphStore(":memory:")
-        store.ensure_schema()
-        yield store
-        store.close()
-
-
-class TestControlSqlite(GraphStoreContract):
-    @pytest.fixture
-    def graph_store(self) -> Iterator[SqliteGraphStore]:
-        store = SqliteGraphStore(":memory:")
-        store.ensure_schema()
-        yield store
-        store.close()
+class TestBrokenShuffling(InMemorySqlite, GraphStoreContract):
+    store_class = ShufflingGraphStore

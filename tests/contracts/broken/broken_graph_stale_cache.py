@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from _shared import InMemorySqlite
 
 from graphctx import templates as t
 from graphctx.adapters.sqlite import SqliteGraphStore
@@ -67,10 +68,5 @@ class TestBrokenStaleCache(GraphStoreContract):
         store.close()
 
 
-class TestControlCacheless(GraphStoreContract):
-    @pytest.fixture
-    def graph_store(self) -> Iterator[SqliteGraphStore]:
-        store = SqliteGraphStore(":memory:")
-        store.ensure_schema()
-        yield store
-        store.close()
+class TestControlCacheless(InMemorySqlite, GraphStoreContract):
+    """The same contract on the store without the cache."""

@@ -9,9 +9,9 @@ foreign hits, but a graph store that needs that safety net is not certified).
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 
-import pytest
+from _shared import InMemorySqlite, TestControlSqlite  # noqa: F401  (the control runs here)
 
 from graphctx import templates as t
 from graphctx.adapters.sqlite import SqliteGraphStore, codec
@@ -84,19 +84,5 @@ class TenantBlindGraphStore(SqliteGraphStore):
         }
 
 
-class TestBrokenTenantBlind(GraphStoreContract):
-    @pytest.fixture
-    def graph_store(self) -> Iterator[SqliteGraphStore]:
-        store = TenantBlindGraphStore(":memory:")
-        store.ensure_schema()
-        yield store
-        store.close()
-
-
-class TestControlSqlite(GraphStoreContract):
-    @pytest.fixture
-    def graph_store(self) -> Iterator[SqliteGraphStore]:
-        store = SqliteGraphStore(":memory:")
-        store.ensure_schema()
-        yield store
-        store.close()
+class TestBrokenTenantBlind(InMemorySqlite, GraphStoreContract):
+    store_class = TenantBlindGraphStore

@@ -7,9 +7,7 @@ catch it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
+from _shared import InRamTantivy, TestControlTantivy  # noqa: F401  (the control runs here)
 
 from graphctx.adapters.tantivy import TantivyLexicalIndex
 from graphctx.contracts.lexical import LexicalIndexContract
@@ -24,17 +22,5 @@ class KIgnoringLexicalIndex(TantivyLexicalIndex):
         return super().search(scope, text, 1_000_000)  # the bug: the caller's k is dropped
 
 
-class TestBrokenIgnoresK(LexicalIndexContract):
-    @pytest.fixture
-    def lexical_index(self) -> Iterator[TantivyLexicalIndex]:
-        index = KIgnoringLexicalIndex(None)
-        yield index
-        index.close()
-
-
-class TestControlTantivy(LexicalIndexContract):
-    @pytest.fixture
-    def lexical_index(self) -> Iterator[TantivyLexicalIndex]:
-        index = TantivyLexicalIndex(None)
-        yield index
-        index.close()
+class TestBrokenIgnoresK(InRamTantivy, LexicalIndexContract):
+    index_class = KIgnoringLexicalIndex

@@ -8,9 +8,7 @@ injection tests must catch it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
+from _shared import InRamTantivy, TestControlTantivy  # noqa: F401  (the control runs here)
 from tantivy import Query
 
 from graphctx.adapters.tantivy import TantivyLexicalIndex
@@ -35,17 +33,5 @@ class ScopeBlindLexicalIndex(TantivyLexicalIndex):
         return hits[:k]
 
 
-class TestBrokenScopeBlindLexical(LexicalIndexContract):
-    @pytest.fixture
-    def lexical_index(self) -> Iterator[TantivyLexicalIndex]:
-        index = ScopeBlindLexicalIndex(None)
-        yield index
-        index.close()
-
-
-class TestControlTantivy(LexicalIndexContract):
-    @pytest.fixture
-    def lexical_index(self) -> Iterator[TantivyLexicalIndex]:
-        index = TantivyLexicalIndex(None)
-        yield index
-        index.close()
+class TestBrokenScopeBlindLexical(InRamTantivy, LexicalIndexContract):
+    index_class = ScopeBlindLexicalIndex
