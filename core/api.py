@@ -23,6 +23,7 @@ from graphctx.errors import (
     InputError,
     NotFound,
     ScopeError,
+    from_validation,
 )
 from graphctx.scope import Scope
 from graphctx.service import ContextService
@@ -194,9 +195,7 @@ def parse_request(model: type[Request], payload: object) -> Request:
     try:
         return model.model_validate(dict(payload))
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"]) or "body"
-        raise InputError(f"{loc}: {first['msg']}", field=loc) from None
+        raise from_validation(exc, default_loc="body") from None
 
 
 def execute(service: ContextService, principal: Principal, operation: str, payload: object) -> dict[str, Any]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import ValidationError
+
 
 class GraphctxError(Exception):
     """Base of every error graphctx raises on purpose."""
@@ -108,3 +110,11 @@ class BackendUnavailable(BackendError):
 class ConfigError(GraphctxError):
     code = "config_error"
     exit_status = 78
+
+
+def from_validation(exc: ValidationError, *, where: str | None = None, default_loc: str = "") -> InputError:
+    """The first problem pydantic found, as an InputError naming the field (prefixed by `where`)."""
+    first = exc.errors()[0]
+    loc = ".".join(str(p) for p in first["loc"]) or default_loc
+    prefix = f"{where}: " if where else ""
+    return InputError(f"{prefix}{loc}: {first['msg']}", field=loc)

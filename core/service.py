@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from graphctx import bounds
 from graphctx.clock import Clock, iso, utc_now
 from graphctx.envelope import Budget, Option
-from graphctx.errors import InputError, ScopeError
+from graphctx.errors import InputError, ScopeError, from_validation
 from graphctx.model import Entity, Fact
 from graphctx.names import resolve
 from graphctx.retrieval.isolation import Isolation
@@ -54,9 +54,7 @@ def parse(model: type[Entity] | type[Fact], data: Mapping[str, Any], where: str)
     try:
         return model.model_validate(dict(data))
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"]) or "record"
-        raise InputError(f"{where}: {loc}: {first['msg']}", field=loc) from None
+        raise from_validation(exc, where=where, default_loc="record") from None
 
 
 def _bind(scope: Scope, obj: Entity | Fact, now: datetime) -> Any:
@@ -406,9 +404,7 @@ class ContextService:
         try:
             return model(**values)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            loc = ".".join(str(p) for p in first["loc"])
-            raise InputError(f"{loc}: {first['msg']}", field=loc) from None
+            raise from_validation(exc) from None
 
 
 def _edge(fact: Fact, names: Mapping[str, str]) -> dict[str, Any]:
