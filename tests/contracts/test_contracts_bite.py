@@ -14,15 +14,13 @@ the JUnit report is checked test by test:
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
+import junit_run  # shared subprocess runner (tests/contracts is on sys.path under pytest)
 import pytest
+from junit_run import Outcome
 
 from graphctx.contracts._guard import GUARD, contract_tests
 from graphctx.contracts.graph import GraphStoreContract, OrderingTests
@@ -36,40 +34,11 @@ TIMEOUT_S = 300
 # ---- running pytest on a file and reading its JUnit report ------------------------------------
 
 
-@dataclass(frozen=True)
-class Outcome:
-    cls: str
-    name: str  # with parameters, e.g. test_search_k_is_clamped[7-7]
-    status: str  # passed | failed | skipped
-    message: str
-
-    @property
-    def base(self) -> str:
-        return self.name.split("[", 1)[0]
-
-
 def run_pytest(args: list[str], junit: Path) -> tuple[int, list[Outcome], str]:
-    """`python -m pytest ARGS` from the repository root, without the cache provider; returns the
-    exit code, every test case of the JUnit report and the console output (for failure messages)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_ADDOPTS", "PYTEST_XDIST"))}
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", f"--junitxml={junit}", *args]
-    proc = subprocess.run(
-        command, cwd=REPO, env=env, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
-    )
-    console = proc.stdout[-4000:] + proc.stderr[-2000:]
-    assert junit.is_file(), f"pytest wrote no report (exit {proc.returncode}):\n{console}"
-    outcomes = []
-    for case in ET.parse(junit).getroot().iter("testcase"):
-        status, message = "passed", ""
-        for child in case:
-            if child.tag in ("failure", "error"):
-                status, message = "failed", child.get("message", "")
-            elif child.tag == "skipped":
-                status, message = "skipped", child.get("message", "")
-        outcomes.append(
-            Outcome(case.get("classname", "").rsplit(".", 1)[-1], case.get("name", ""), status, message)
-        )
-    return proc.returncode, outcomes, console
+    """`python -m pytest ARGS` from the repository root; the exit code, every test case of the JUnit
+    report and the console output (for failure messages)."""
+    run = junit_run.run_pytest(args, cwd=REPO, junit=junit, timeout_s=TIMEOUT_S)
+    return run.code, run.outcomes, run.console
 
 
 def names(pattern: str, outcomes: list[Outcome]) -> list[Outcome]:

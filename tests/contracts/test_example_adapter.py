@@ -10,16 +10,14 @@ error, and no skip but the one its capabilities call for (an in-memory store dec
 from __future__ import annotations
 
 import importlib.util
-import os
-import subprocess
 import sys
-import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from junit_run import run_pytest  # shared subprocess runner (tests/contracts is on sys.path)
 
 from graphctx import templates as t
 from graphctx.contracts._guard import contract_tests
@@ -50,32 +48,14 @@ class Report:
 def report(tmp_path_factory: pytest.TempPathFactory) -> Report:
     """The example's run, read from its JUnit report."""
     junit = tmp_path_factory.mktemp("example") / "report.xml"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_ADDOPTS", "PYTEST_XDIST"))}
-    command = [sys.executable, "-m", "pytest", "docs/examples/dictgraph", "-p", "no:cacheprovider", "-q"]
-    proc = subprocess.run(
-        [*command, "-rfEs", f"--junitxml={junit}"],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-        check=False,
-    )
-    console = proc.stdout[-6000:] + proc.stderr[-2000:]
-    assert junit.is_file(), f"pytest wrote no report (exit {proc.returncode}):\n{console}"
+    run = run_pytest(["docs/examples/dictgraph", "-rfEs"], cwd=REPO, junit=junit, timeout_s=TIMEOUT_S)
     outcomes: dict[str, dict[str, str]] = {}
     skips: dict[tuple[str, str], str] = {}
-    for case in ET.parse(junit).getroot().iter("testcase"):
-        cls, name = case.get("classname", "").rsplit(".", 1)[-1], case.get("name", "")
-        status = "passed"
-        for child in case:
-            if child.tag in ("failure", "error"):
-                status = "failed"
-            elif child.tag == "skipped":
-                status = "skipped"
-                skips[cls, name] = child.get("message", "")
-        outcomes.setdefault(cls, {})[name] = status
-    return Report(proc.returncode, outcomes, skips, console)
+    for case in run.outcomes:
+        outcomes.setdefault(case.cls, {})[case.name] = case.status
+        if case.status == "skipped":
+            skips[case.cls, case.name] = case.message
+    return Report(run.code, outcomes, skips, run.console)
 
 
 EXPECTED_SKIPS = {

@@ -10,16 +10,13 @@ checked in-process.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
-import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from junit_run import Outcome, run_pytest  # shared subprocess runner (tests/contracts on sys.path)
 
 from graphctx.contracts import known_broken
 from graphctx.contracts._guard import GUARD, contract_hooks, problems
@@ -152,12 +149,6 @@ WEAKENING = [n for n in SCENARIOS if n not in ALLOWED]
 
 
 @dataclass(frozen=True)
-class Outcome:
-    status: str  # passed | failed | skipped (skipped includes xfailed)
-    message: str
-
-
-@dataclass(frozen=True)
 class Run:
     code: int
     outcomes: Mapping[str, Mapping[str, Outcome]]  # class -> test name -> outcome
@@ -181,31 +172,11 @@ def render() -> dict[str, str]:
 
 
 def run_files(directory: Path, node_ids: list[str]) -> Run:
-    junit = directory / "report.xml"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_ADDOPTS", "PYTEST_XDIST"))}
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", f"--junitxml={junit}"]
-    proc = subprocess.run(
-        [*command, *node_ids],
-        cwd=directory,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-        check=False,
-    )
-    console = proc.stdout[-6000:] + proc.stderr[-2000:]
-    assert junit.is_file(), f"pytest wrote no report (exit {proc.returncode}):\n{console}"
+    run = run_pytest(node_ids, cwd=directory, junit=directory / "report.xml", timeout_s=TIMEOUT_S)
     outcomes: dict[str, dict[str, Outcome]] = {}
-    for case in ET.parse(junit).getroot().iter("testcase"):
-        status, message = "passed", ""
-        for child in case:
-            if child.tag in ("failure", "error"):  # a long message is cut short; the text holds it all
-                status, message = "failed", f"{child.get('message', '')}\n{child.text or ''}"
-            elif child.tag == "skipped":
-                status, message = "skipped", child.get("message", "")
-        cls = case.get("classname", "").rsplit(".", 1)[-1]
-        outcomes.setdefault(cls, {})[case.get("name", "")] = Outcome(status, message)
-    return Run(proc.returncode, outcomes, console)
+    for case in run.outcomes:
+        outcomes.setdefault(case.cls, {})[case.name] = case
+    return Run(run.code, outcomes, run.console)
 
 
 @pytest.fixture(scope="module")
