@@ -7,10 +7,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from graphctx import bounds
 from graphctx.auth import AuthError, Principal
+from graphctx.code.ops import DEFAULT_LIMIT
 from graphctx.errors import (
     AmbiguousName,
     BackendError,
@@ -104,6 +105,66 @@ class ForgetRequest(Request):
     )
 
 
+class SearchRequest(Request):
+    query: Query = Field(
+        description="Words, a name or an identifier to find in code and docs (at most 4 KiB)."
+    )
+    max_tokens: Tokens
+    include_ids: IncludeIds
+
+
+Limit = Annotated[
+    int,
+    Field(
+        default=DEFAULT_LIMIT,
+        ge=1,
+        le=bounds.PER_DIRECTION_LIMIT,
+        description="Most entries per direction (1-50); `counts` and `omissions` say how many more exist.",
+    ),
+]
+Depth = Annotated[int, Field(default=1, ge=1, le=bounds.MAX_HOPS, description="Call-graph hops (1-2).")]
+
+
+class SymbolRequest(Request):
+    name: Selector = Field(description="Qualified name, path::name, id, or a name that is unambiguous.")
+    limit: Limit
+    max_tokens: Tokens
+    include_ids: IncludeIds
+
+
+class CallsRequest(Request):
+    name: Selector = Field(description="The symbol (as for symbol).")
+    depth: Depth
+    limit: Limit
+    max_tokens: Tokens
+    include_ids: IncludeIds
+
+
+def _file_list(value: object) -> object:
+    if isinstance(value, list):
+        bounds.check_count("files", value, bounds.FILE_LIST_ENTRIES)
+    return value
+
+
+FilePath = Annotated[str, AfterValidator(lambda v: bounds.check_selector("file path", v))]
+DiffText = Annotated[str, AfterValidator(lambda v: bounds.check_text("diff", v, bounds.DIFF_BYTES))]
+
+
+class ImpactRequest(Request):
+    files: Annotated[list[FilePath], BeforeValidator(_file_list)] = Field(
+        default_factory=list,
+        max_length=bounds.FILE_LIST_ENTRIES,
+        description="Changed files, repository-relative (at most 100); all their symbols count as changed.",
+    )
+    diff: DiffText | None = Field(
+        default=None, description="A unified diff (at most 4 MiB); its hunks give the changed lines."
+    )
+    depth: Depth
+    limit: Limit
+    max_tokens: Tokens
+    include_ids: IncludeIds
+
+
 class EmptyRequest(Request):
     pass
 
@@ -144,6 +205,38 @@ def _path(s: ContextService, scope: Scope, r: PathRequest) -> dict[str, Any]:
     )  # fmt: skip
 
 
+def _search(s: ContextService, scope: Scope, r: SearchRequest) -> dict[str, Any]:
+    return s.search(scope, r.query, max_tokens=r.max_tokens, include_ids=r.include_ids)
+
+
+def _symbol(s: ContextService, scope: Scope, r: SymbolRequest) -> dict[str, Any]:
+    return s.symbol(scope, r.name, limit=r.limit, max_tokens=r.max_tokens, include_ids=r.include_ids)
+
+
+def _callers(s: ContextService, scope: Scope, r: CallsRequest) -> dict[str, Any]:
+    return s.callers(
+        scope, r.name, depth=r.depth, limit=r.limit, max_tokens=r.max_tokens, include_ids=r.include_ids
+    )
+
+
+def _callees(s: ContextService, scope: Scope, r: CallsRequest) -> dict[str, Any]:
+    return s.callees(
+        scope, r.name, depth=r.depth, limit=r.limit, max_tokens=r.max_tokens, include_ids=r.include_ids
+    )
+
+
+def _impact(s: ContextService, scope: Scope, r: ImpactRequest) -> dict[str, Any]:
+    return s.impact(
+        scope,
+        r.files,
+        r.diff,
+        depth=r.depth,
+        limit=r.limit,
+        max_tokens=r.max_tokens,
+        include_ids=r.include_ids,
+    )
+
+
 def _remember(s: ContextService, scope: Scope, r: RememberRequest) -> dict[str, Any]:
     return s.remember(scope, r.entities, r.facts)
 
@@ -177,6 +270,15 @@ OPERATIONS: Mapping[str, Operation] = {
         Operation("neighbourhood", NeighbourhoodRequest, _neighbourhood,
                   "The entities around one entity, bounded (1-2 hops)."),
         Operation("path", PathRequest, _path, "The shortest path between two entities over facts valid now."),
+        Operation("search", SearchRequest, _search,
+                  "Code and docs for a query (symbols, modules, sections), as an evidence envelope."),
+        Operation("symbol", SymbolRequest, _symbol,
+                  "The definition card of one code symbol: where it is, its callers, callees and tests."),
+        Operation("callers", CallsRequest, _callers, "Who calls one code symbol, 1-2 hops, with call sites."),
+        Operation("callees", CallsRequest, _callees,
+                  "What one code symbol calls, 1-2 hops, with call sites."),
+        Operation("impact", ImpactRequest, _impact,
+                  "What a change touches: affected symbols, their callers and their tests."),
         Operation("remember", RememberRequest, _remember,
                   "Store entities and facts (the graph first, then the indexes).", mutating=True),
         Operation("forget", ForgetRequest, _forget,
@@ -204,7 +306,7 @@ def execute(service: ContextService, principal: Principal, operation: str, paylo
     if op is None:
         raise NotFound(f"no operation named {operation[:40]!r}")
     request = parse_request(op.request, payload)
-    scope = principal.scope(request.tenant_id, request.namespace, request.graph_id)
+    scope = principal.scope(request.tenant_id, request.namespace, request.graph_id, write=op.mutating)
     return op.handler(service, scope, request)
 
 

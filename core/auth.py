@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from graphctx.errors import GraphctxError, ScopeError
-from graphctx.scope import Scope
+from graphctx.scope import SHARED_TENANT, Scope, shared_scope
 
 KEY_PREFIX = "gctx"
 _TOKEN = re.compile(r"^gctx_([a-z0-9]{12})_([A-Za-z0-9_-]{43})$")
@@ -26,7 +26,8 @@ class AuthError(GraphctxError):
 
 @dataclass(frozen=True)
 class Principal:
-    """Who is calling: one tenant, the namespaces and shared code graphs it may read and write."""
+    """Who is calling: one tenant, the namespaces it may read and write, and the shared code graphs
+    it may read (stored once under the reserved SHARED_TENANT, never copied into the tenant)."""
 
     name: str
     tenant_id: str
@@ -37,25 +38,37 @@ class Principal:
     def __post_init__(self) -> None:
         if not self.namespaces:
             raise ScopeError("a principal needs at least one namespace")
+        if self.tenant_id == SHARED_TENANT:
+            raise ScopeError(f"tenant id {SHARED_TENANT!r} is reserved for shared code graphs")
         for ns in self.namespaces:
             Scope(self.tenant_id, ns)  # validates the selectors
         for graph_id in self.graph_ids:
-            Scope(self.tenant_id, self.namespaces[0], graph_id)
+            shared_scope(graph_id)
 
     def scope(
-        self, tenant_id: str | None = None, namespace: str | None = None, graph_id: str | None = None
+        self,
+        tenant_id: str | None = None,
+        namespace: str | None = None,
+        graph_id: str | None = None,
+        *,
+        write: bool = False,
     ) -> Scope:
         """The request's scope. Values from a request body may only select within what the principal
-        has; anything else is refused with the same message whether or not it exists."""
+        has; anything else is refused with the same message whether or not it exists. A graph id
+        selects the shared copy of that code graph, which credentials may read but never write."""
         if tenant_id not in (None, "", self.tenant_id):
             raise ScopeError("that tenant is not accessible with these credentials")
         ns = namespace or self.namespaces[0]
         if ns not in self.namespaces:
             raise ScopeError("that namespace is not accessible with these credentials")
         gid = graph_id or ""
-        if gid and gid not in self.graph_ids:
+        if not gid:
+            return Scope(self.tenant_id, ns)
+        if gid not in self.graph_ids:
             raise ScopeError("that graph is not accessible with these credentials")
-        return Scope(self.tenant_id, ns, gid)
+        if write:
+            raise ScopeError("shared code graphs are read-only with these credentials")
+        return shared_scope(gid)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,11 @@ from graphctx.errors import ScopeError
 
 _SELECTOR = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")
 
+SHARED_TENANT = "graphctx:shared"
+"""Reserved tenant under which shared code graphs are stored once, for every tenant authorised to read
+them; no principal or operator may take it as its own tenant."""
+SHARED_NAMESPACE = "code"
+
 
 def _check(field: str, value: str, *, allow_empty: bool = False) -> None:
     if not isinstance(value, str):
@@ -37,6 +42,8 @@ class Scope:
         _check("tenant_id", self.tenant_id)
         _check("namespace", self.namespace)
         _check("graph_id", self.graph_id, allow_empty=True)
+        if self.tenant_id == SHARED_TENANT and (not self.graph_id or self.namespace != SHARED_NAMESPACE):
+            raise ScopeError(f"tenant id {SHARED_TENANT!r} is reserved for shared code graphs")
 
     def narrow(self, namespace: str | None = None) -> Scope:
         """A client may only pick a namespace the principal already has; this never widens."""
@@ -49,3 +56,10 @@ class Scope:
 
     def as_dict(self) -> dict[str, str]:
         return {"tenant_id": self.tenant_id, "namespace": self.namespace, "graph_id": self.graph_id}
+
+
+def shared_scope(graph_id: str) -> Scope:
+    """The one copy of shared code graph `graph_id`, read by every tenant authorised for it."""
+    if not graph_id:
+        raise ScopeError("a shared code graph needs a graph id")
+    return Scope(SHARED_TENANT, SHARED_NAMESPACE, graph_id)

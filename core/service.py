@@ -7,12 +7,15 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from graphctx import bounds
 from graphctx.clock import Clock, iso, utc_now
+from graphctx.code.indexer import Indexer, IndexProgress, IndexReport, check_excludes
+from graphctx.code.ops import DEFAULT_LIMIT, CodeOps
 from graphctx.envelope import Budget, Option
 from graphctx.errors import InputError, ScopeError, from_validation
 from graphctx.model import Entity, Fact
@@ -81,6 +84,7 @@ class ContextService:
         # one writer at a time keeps journal, graph and index order consistent; reads run concurrently
         # (each adapter is thread-safe on its own)
         self._writes = threading.Lock()
+        self.code = CodeOps(self)
 
     @classmethod
     def open(cls, settings: Settings | None = None, clock: Clock = utc_now) -> ContextService:
@@ -244,6 +248,43 @@ class ContextService:
         envelope["isolation"] = {"rejected": isolation.rejected}
         return budget.finish(watch.total())
 
+    # -- code (graphctx.code.ops) -------------------------------------------------------------
+
+    def search(
+        self, scope: Scope, query: str, *, max_tokens: int | None = None, include_ids: bool = False
+    ) -> dict[str, Any]:
+        return self.code.search(scope, query, max_tokens=max_tokens, include_ids=include_ids)
+
+    def symbol(
+        self, scope: Scope, name: str, *, limit: int = DEFAULT_LIMIT, max_tokens: int | None = None,
+        include_ids: bool = False,
+    ) -> dict[str, Any]:  # fmt: skip
+        return self.code.symbol(scope, name, limit=limit, max_tokens=max_tokens, include_ids=include_ids)
+
+    def callers(
+        self, scope: Scope, name: str, *, depth: int = 1, limit: int = DEFAULT_LIMIT,
+        max_tokens: int | None = None, include_ids: bool = False,
+    ) -> dict[str, Any]:  # fmt: skip
+        return self.code.calls(
+            scope, name, "in", depth=depth, limit=limit, max_tokens=max_tokens, include_ids=include_ids
+        )
+
+    def callees(
+        self, scope: Scope, name: str, *, depth: int = 1, limit: int = DEFAULT_LIMIT,
+        max_tokens: int | None = None, include_ids: bool = False,
+    ) -> dict[str, Any]:  # fmt: skip
+        return self.code.calls(
+            scope, name, "out", depth=depth, limit=limit, max_tokens=max_tokens, include_ids=include_ids
+        )
+
+    def impact(
+        self, scope: Scope, files: Sequence[str] = (), diff: str | None = None, *, depth: int = 1,
+        limit: int = DEFAULT_LIMIT, max_tokens: int | None = None, include_ids: bool = False,
+    ) -> dict[str, Any]:  # fmt: skip
+        return self.code.impact(
+            scope, files, diff, depth=depth, limit=limit, max_tokens=max_tokens, include_ids=include_ids
+        )
+
     # -- writes -------------------------------------------------------------------------------
 
     def remember(
@@ -355,6 +396,20 @@ class ContextService:
             self.sync.replay_journal(report)
             self.sync.reconcile_scope(scope, report, progress)
         return report.as_dict()
+
+    def index_repository(
+        self,
+        scope: Scope,
+        root: str | Path,
+        *,
+        progress: IndexProgress | None = None,
+        exclude: Sequence[str] = (),
+    ) -> IndexReport:
+        """Index (or incrementally re-index) the Python and Markdown files under root into the scope."""
+        root = Path(bounds.check_selector("repository path", str(root)))
+        patterns = check_excludes([*self.settings.code_exclude, *check_excludes(exclude)])
+        with self._writes:
+            return Indexer(self.stores, self.sync, progress).run(scope, root, patterns)
 
     def status(self, scope: Scope) -> dict[str, Any]:
         stats = self.stores.graph.run(SCOPE_STATS, scope, NoParams())

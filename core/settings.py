@@ -14,6 +14,17 @@ def _default_data_dir() -> Path:
     return Path(base) / "graphctx"
 
 
+DEFAULT_CODE_EXCLUDE = (
+    ".venv/",
+    ".tox/",
+    ".nox/",
+    "node_modules/",
+    "__pycache__/",
+    "site-packages/",
+    "dist-packages/",
+)
+
+
 class Settings(BaseSettings):
     """Every field can be set as GRAPHCTX_<FIELD> (for example GRAPHCTX_DATA_DIR)."""
 
@@ -37,6 +48,11 @@ class Settings(BaseSettings):
 
     deadline_s: float = Field(default=10.0, gt=0, le=120, description="Deadline of a whole operation.")
     dense_deadline_s: float = Field(default=2.0, gt=0, le=60, description="Budget of the dense leg.")
+
+    code_exclude: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_CODE_EXCLUDE),
+        description="Gitignore-style patterns `graphctx index` skips (on top of each .gitignore).",
+    )
 
     http_host: str = Field(default="127.0.0.1", description="Address `graphctx serve` listens on.")
     http_port: int = Field(default=8765, ge=0, le=65535, description="Port `graphctx serve` listens on.")

@@ -508,3 +508,7 @@ def mcp_stdio(ctx: typer.Context) -> None:
     from graphctx.transports.mcp_stdio import main as serve_stdio
 
     raise typer.Exit(serve_stdio(ctx.obj.settings()))
+
+
+from graphctx.cli import code as _code  # noqa: E402, F401  (registers search, symbol, callers, callees, impact)
+from graphctx.cli import index as _index  # noqa: E402, F401  (registers index)

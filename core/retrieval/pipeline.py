@@ -147,29 +147,9 @@ class Retriever:
         watch = Stopwatch()
         as_of = self.clock()
         isolation = Isolation(scope)
-        graph = self.stores.graph
 
-        t = watch.start
-        exact = graph.run(
-            ENTITY_FIND_EXACT, scope, EntityFindExactParams(values=tuple(exact_candidates(query)), limit=16)
-        )
-        exact_hits = [m for m in exact.matches if isolation.admit_entity(m.entity)]
-        t = watch.lap("exact", t)
-        legs: dict[str, Any] = {"exact": {"status": "ok", "hits": len(exact_hits)}}
-
-        deadline.check("the search legs")
-        lexical_hits, dense_hits = self._legs(scope, query, deadline, legs)
-        lexical_hits = [h for h in lexical_hits if isolation.admit_hit(h)]
-        dense_hits = [h for h in dense_hits if isolation.admit_hit(h)]
-        t = watch.lap("legs", t)
-
-        deadline.check("hydration")
-        fresh, by_id, coverage = self._hydrate(scope, isolation, exact_hits, lexical_hits, dense_hits)
-        t = watch.lap("hydrate", t)
-
-        fused = rrf(fresh)
-        candidates = self._rank(exact_hits, fused, by_id)
-        t = watch.lap("fuse", t)
+        candidates, legs, coverage = self.find(scope, query, deadline, watch, isolation)
+        t = time.perf_counter()
         selected = candidates[: bounds.MAX_ENTRIES]
         coverage["returned"] = len(selected)
 
@@ -208,6 +188,33 @@ class Retriever:
         budget.require_fit("the envelope")
         watch.lap("budget", t)
         return budget.finish(watch.total())
+
+    def find(
+        self, scope: Scope, query: str, deadline: Deadline, watch: Stopwatch, isolation: Isolation
+    ) -> tuple[list[Candidate], dict[str, Any], dict[str, Any]]:
+        """Steps 2-6 of the trunk: exact first, both legs, hydration, fusion, isolation. Returns every
+        admitted candidate in rank order, the legs that ran and the coverage counts."""
+        t = watch.start
+        exact = self.stores.graph.run(
+            ENTITY_FIND_EXACT, scope, EntityFindExactParams(values=tuple(exact_candidates(query)), limit=16)
+        )
+        exact_hits = [m for m in exact.matches if isolation.admit_entity(m.entity)]
+        t = watch.lap("exact", t)
+        legs: dict[str, Any] = {"exact": {"status": "ok", "hits": len(exact_hits)}}
+
+        deadline.check("the search legs")
+        lexical_hits, dense_hits = self._legs(scope, query, deadline, legs)
+        lexical_hits = [h for h in lexical_hits if isolation.admit_hit(h)]
+        dense_hits = [h for h in dense_hits if isolation.admit_hit(h)]
+        t = watch.lap("legs", t)
+
+        deadline.check("hydration")
+        fresh, by_id, coverage = self._hydrate(scope, isolation, exact_hits, lexical_hits, dense_hits)
+        t = watch.lap("hydrate", t)
+
+        candidates = self._rank(exact_hits, rrf(fresh), by_id)
+        watch.lap("fuse", t)
+        return candidates, legs, coverage
 
     def _hydrate(
         self,

@@ -55,15 +55,31 @@ INSTRUCTIONS = (
     "Start with `recall` (a question, a name or an identifier); use `explain` for everything known "
     "about one entity, `neighbourhood` for what surrounds it and `path` for how two entities connect. "
     "Answers are evidence envelopes to reason over, never conclusions: cite items and facts, mind "
-    "`omissions` and `truncated`, and follow `follow_up` when evidence is thin. `remember` stores "
+    "`omissions` and `truncated`, and follow `follow_up` when evidence is thin. For code: `search` finds "
+    "symbols and docs, `symbol` gives one definition card, `callers` / `callees` walk calls, `impact` "
+    "maps changed files or a diff to affected symbols, callers and tests. `remember` stores "
     "entities and facts, `forget` deletes or invalidates them, `status` shows what this scope holds."
 )
 
 # -- descriptions --------------------------------------------------------------------------------
 
-_DEFAULT_TOKENS = {"recall": bounds.DEFAULT_RECALL_TOKENS}
+_CODE_TOKENS = dict.fromkeys(("symbol", "callers", "callees", "impact"), bounds.DEFAULT_CODE_TOKENS)
+_DEFAULT_TOKENS = {
+    "recall": bounds.DEFAULT_RECALL_TOKENS,
+    "search": bounds.DEFAULT_RECALL_TOKENS,
+    **_CODE_TOKENS,
+}
 _DESTRUCTIVE = frozenset({"forget"})
-_MUST_FIT = {"recall": "the envelope", "path": "the envelope with the whole path (a path is never cut)"}
+_MUST_FIT = {
+    "recall": "the envelope",
+    "search": "the envelope",
+    "impact": "the envelope",
+    "path": "the envelope with the whole path (a path is never cut)",
+}
+_CALL_ENTRY = (
+    "Each entry: name, qualified_name, type, location (path, lines [start, end]), signature, summary, "
+    'and `call_sites` as "path:line" strings in the caller\'s file'
+)
 
 _WHAT = {
     "recall": (
@@ -91,6 +107,38 @@ _WHAT = {
         "an evidence envelope with `found`; when true, `nodes` in path order and `edges` between them "
         "(edges keep their stored direction, so a path may cross one against it); when false, a "
         "`follow_up` suggestion. `edge_types` restricts the predicates followed (empty = all)."
+    ),
+    "search": (
+        "Searches this scope's code and docs (modules, classes, functions, methods, documents, sections) "
+        "for `query`: exact qualified names and identifiers rank first, then BM25 and dense hits fused by "
+        "reciprocal rank. Returns an evidence envelope: up to 8 `items` (rank, name, qualified_name, type, "
+        "location with path and lines, signature, summary, `match` with per-leg ranks), `legs`, `coverage` "
+        "(with `not_code`: memory hits left out) and `follow_up` when nothing matched."
+    ),
+    "symbol": (
+        "The definition card of one symbol. Returns an evidence envelope with `subject` (qualified name, "
+        "type, signature, location, summary), `callers`, `callees` and `tests`, and `counts` per "
+        "direction (`shown`, `found`, `total` when `limit` cut some). " + _CALL_ENTRY + " (for callees: "
+        "where the subject calls them; their location is the callee's definition)."
+    ),
+    "callers": (
+        "Who calls one symbol, 1-2 hops (`depth`). Returns an evidence envelope with `subject`, `callers` "
+        "and `counts`. " + _CALL_ENTRY + "; depth-2 entries add `depth` and `via` (the depth-1 caller "
+        "they call). When `limit` cut entries, `counts` gives `total` at depth 1 and, at depth 2, "
+        "`more_edges`, a lower bound (the cut is also named in `omissions` with `at_least`)."
+    ),
+    "callees": (
+        "What one symbol calls, 1-2 hops (`depth`). Returns an evidence envelope with `subject`, `callees` "
+        "and `counts`. " + _CALL_ENTRY + "; the location is where the callee is defined; depth-2 entries "
+        "add `depth` and `via`. Unresolved calls are not in the graph and never guessed."
+    ),
+    "impact": (
+        "What a change touches. Give `files` (every symbol in them counts as changed) and/or a unified "
+        "`diff` (its hunks are read on the old side, which the indexed graph holds, and mapped onto the "
+        "innermost symbols whose line ranges they touch; module-level lines affect the module). Returns "
+        "an evidence envelope with `changed` counts, `unknown` (files this graph does not hold), "
+        "`affected` symbols, their `callers` (1-2 hops, with `via` and `call_sites`), the `tests` that "
+        "exercise them or their direct callers, and `counts`."
     ),
     "remember": (
         "Stores entities and facts in this scope: the graph first, then the search indexes. Every record "

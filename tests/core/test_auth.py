@@ -6,7 +6,7 @@ import pytest
 
 from graphctx.auth import Principal
 from graphctx.errors import ScopeError
-from graphctx.scope import Scope
+from graphctx.scope import Scope, shared_scope
 
 P = Principal("agent", "tenant-a", ("default", "ops"), ("repo-1",))
 
@@ -17,7 +17,7 @@ def test_defaults_to_the_first_namespace_and_no_graph():
 
 def test_may_select_among_its_own_namespaces_and_graphs():
     assert P.scope(namespace="ops") == Scope("tenant-a", "ops")
-    assert P.scope(graph_id="repo-1") == Scope("tenant-a", "default", "repo-1")
+    assert P.scope(graph_id="repo-1") == shared_scope("repo-1")
     assert P.scope(tenant_id="tenant-a") == Scope("tenant-a", "default")
 
 

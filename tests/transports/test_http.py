@@ -15,16 +15,19 @@ import pytest
 from graphctx import api, registry
 from graphctx.auth import Principal, new_key
 from graphctx.envelope import dumps
-from graphctx.scope import Scope
+from graphctx.errors import AmbiguousName
+from graphctx.scope import Scope, shared_scope
 from graphctx.service import ContextService
 from graphctx.transports.http import create_app
+from tests.code.ops_graph import load_code
 from tests.conftest import TENANT_A, TENANT_B, fixed_clock, make_settings
 from tests.service.memory_data import load
 from tests.transports.live import LiveServer
 
 MIB = 1024 * 1024
 B_PRIVATE_NS = Scope("tenant-b", "b-private")
-B_GRAPH = Scope("tenant-b", "default", "b-graph")
+B_GRAPH = shared_scope("b-graph")  # the one shared copy b-key may read
+CODE_A = shared_scope("code-a")  # a shared code graph a-key may read
 B_SECRETS = ("MARKER-B", "b-only-secret", "SECRET-OF-B")
 B_ONLY = [
     {"id": "b-only-secret", "name": "b-only-secret", "type": "service", "summary": "SECRET-OF-B MARKER-B"},
@@ -57,9 +60,10 @@ def stack(tmp_path_factory) -> Iterator[Stack]:
         service.remember(TENANT_B, B_ONLY)
         load(service, B_PRIVATE_NS, "MARKER-B")
         load(service, B_GRAPH, "MARKER-B")
+        load_code(service, CODE_A)
         keys = registry.factory("keys", settings.key_store_backend)(settings)
         tokens = {
-            "a": keys.create(Principal("agent-a", "tenant-a", ("default", "scratch"))).token,
+            "a": keys.create(Principal("agent-a", "tenant-a", ("default", "scratch"), ("code-a",))).token,
             "b": keys.create(Principal("agent-b", "tenant-b", ("default", "b-private"), ("b-graph",))).token,
             "c": keys.create(Principal("agent-c", "tenant-c")).token,
         }
@@ -102,6 +106,11 @@ EVERY_OPERATION = {
     "forget": {"namespace": "scratch", "entity_ids": ["tmp-1"]},
     "reconcile": {"namespace": "scratch"},
     "status": {},
+    "search": {"query": "Cart.total", "graph_id": "code-a"},
+    "symbol": {"name": "shop.cart.Cart.total", "graph_id": "code-a"},
+    "callers": {"name": "shop.tax.rate", "depth": 2, "limit": 3, "graph_id": "code-a"},
+    "callees": {"name": "shop.cart.Cart.add", "graph_id": "code-a"},
+    "impact": {"diff": "--- a/shop/cart.py\n+++ b/shop/cart.py\n@@ -5 +5 @@\n-x\n+y\n", "graph_id": "code-a"},
 }
 
 
@@ -123,6 +132,12 @@ def test_every_operation_answers_over_http(stack):
     assert answers["reconcile"]["lexical_repaired"] == 0
     assert answers["status"]["graph"]["entities"] == A_ENTITIES
     assert "data_dir" not in answers["status"] and "pending_index_work" not in answers["status"]
+    assert answers["search"]["items"][0]["qualified_name"] == "shop.cart.Cart.total"
+    assert answers["symbol"]["callers"] and answers["symbol"]["subject"]["location"]["path"] == "shop/cart.py"
+    assert sum(1 for c in answers["callers"]["callers"] if c["depth"] == 1) == 3  # limit 3 per direction
+    assert {"limit", "at_least"} <= set(answers["callers"]["omissions"][0])
+    assert answers["callees"]["callees"][0]["call_sites"] == ["shop/cart.py:44"]
+    assert [a["qualified_name"] for a in answers["impact"]["affected"]] == ["shop.cart.helper"]
 
 
 def test_bodyless_operations_accept_an_empty_body(stack):
@@ -146,6 +161,13 @@ def test_the_same_query_gives_the_same_envelope_as_the_python_api(stack):
          lambda: s.neighbourhood(TENANT_A, "checkout-api", depth=2, limit=3)),
         ("path", {"source": "redis-sessions", "target": "Commerce Platform"},
          lambda: s.path(TENANT_A, "redis-sessions", "Commerce Platform")),
+        ("symbol", {"name": "shop/cart.py::Cart.total", "limit": 1, "graph_id": "code-a"},
+         lambda: s.symbol(CODE_A, "shop/cart.py::Cart.total", limit=1)),
+        ("callers", {"name": "shop.tax.rate", "depth": 2, "max_tokens": 400, "graph_id": "code-a"},
+         lambda: s.callers(CODE_A, "shop.tax.rate", depth=2, max_tokens=400)),
+        ("impact", {"files": ["shop/tax.py", "gone.py"], "graph_id": "code-a"},
+         lambda: s.impact(CODE_A, ["shop/tax.py", "gone.py"])),
+        ("search", {"query": "tax rate", "graph_id": "code-a"}, lambda: s.search(CODE_A, "tax rate")),
     ]  # fmt: skip
     with stack.client() as c:
         for op, body, local in cases:
@@ -162,11 +184,16 @@ def test_the_same_query_gives_the_same_envelope_as_the_python_api(stack):
 def test_an_ambiguous_name_lists_candidates_like_every_transport(stack):
     with stack.client() as c:
         r = post(c, "explain", {"name": "api"})
+        code = post(c, "symbol", {"name": "helper", "graph_id": "code-a"})
     assert r.status_code == 409
     err = error_of(r)
     assert err["code"] == "ambiguous_name"
     assert sorted(x["identity"] for x in err["details"]["candidates"]) == ["api-1", "api-2"]
     assert "MARKER-B" not in r.text
+    assert code.status_code == 409
+    with pytest.raises(AmbiguousName) as raised:
+        stack.service.symbol(CODE_A, "helper")
+    assert error_of(code) == raised.value.to_dict()
 
 
 # -- tenant isolation ---------------------------------------------------------------------------

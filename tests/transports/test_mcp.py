@@ -27,10 +27,11 @@ from graphctx.auth import Principal
 from graphctx.envelope import dumps
 from graphctx.errors import AmbiguousName
 from graphctx.ports import KeyStore
-from graphctx.scope import Scope
+from graphctx.scope import Scope, shared_scope
 from graphctx.service import ContextService
 from graphctx.settings import Settings
 from graphctx.transports.mcp import build_mcp, fixed_authenticator, mount_mcp, tools
+from tests.code.ops_graph import load_code
 from tests.conftest import TENANT_A, TENANT_B, fixed_clock, make_settings
 from tests.service.memory_data import load
 from tests.transports.live import LiveServer
@@ -44,7 +45,8 @@ OPERATIONS = sorted(api.OPERATIONS)
 
 A_SCRATCH = Scope("tenant-a", "scratch")
 B_PRIVATE_NS = Scope("tenant-b", "b-private")
-B_GRAPH = Scope("tenant-b", "default", "b-graph")
+B_GRAPH = shared_scope("b-graph")  # the one shared copy b-key may read
+CODE_A = shared_scope("code-a")  # a shared code graph a-key may read
 B_SECRETS = ("MARKER-B", "tenant-b", "b-only-secret", "SECRET-OF-B", "b-private", "b-graph")
 B_ONLY = [
     {"id": "b-only-secret", "name": "b-only-secret", "type": "service", "summary": "SECRET-OF-B MARKER-B"},
@@ -57,7 +59,7 @@ A_EXTRA = [
     {"id": "api-2", "name": "api", "type": "service", "summary": "internal api MARKER-A"},
 ]
 A_ENTITIES = 6 + len(A_EXTRA)
-PRINCIPAL_A = Principal("agent-a", "tenant-a", ("default", "scratch"))
+PRINCIPAL_A = Principal("agent-a", "tenant-a", ("default", "scratch"), ("code-a",))
 PRINCIPAL_B = Principal("agent-b", "tenant-b", ("default", "b-private"), ("b-graph",))
 
 
@@ -73,6 +75,7 @@ def seed(service: ContextService) -> None:
     service.remember(TENANT_B, B_ONLY)
     load(service, B_PRIVATE_NS, "MARKER-B")
     load(service, B_GRAPH, "MARKER-B")
+    load_code(service, CODE_A)
 
 
 @dataclass
@@ -302,6 +305,50 @@ async def test_the_text_an_agent_receives_stays_within_max_tokens(world, mode):
         assert truncated["omissions"]
         clamped = ok(await call(client, "recall", {"query": "checkout", "max_tokens": 1}))
         assert clamped["budget"]["max_tokens"] == 256
+
+
+CODE_READS: list[tuple[str, dict[str, Any]]] = [
+    ("search", {"query": "Cart.total"}),
+    ("symbol", {"name": "shop/cart.py::Cart.total", "limit": 1}),
+    ("callers", {"name": "shop.tax.rate", "depth": 2, "max_tokens": 400}),
+    ("callees", {"name": "shop.cart.Cart.add", "depth": 2}),
+    (
+        "impact",
+        {"diff": "--- a/shop/cart.py\n+++ b/shop/cart.py\n@@ -30 +30 @@\n-x\n+y\n", "files": ["x.py"]},
+    ),
+]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_code_operations_equal_the_python_api(world, mode):
+    s = world.service
+    facade = {
+        "search": lambda: s.search(CODE_A, "Cart.total"),
+        "symbol": lambda: s.symbol(CODE_A, "shop/cart.py::Cart.total", limit=1),
+        "callers": lambda: s.callers(CODE_A, "shop.tax.rate", depth=2, max_tokens=400),
+        "callees": lambda: s.callees(CODE_A, "shop.cart.Cart.add", depth=2),
+        "impact": lambda: s.impact(
+            CODE_A, ["x.py"], "--- a/shop/cart.py\n+++ b/shop/cart.py\n@@ -30 +30 @@\n-x\n+y\n"
+        ),
+    }
+    async with over_http(world, mode, {"X-API-Key": world.tokens["a"]}) as client:
+        for tool, args in CODE_READS:
+            over_mcp = ok(await call(client, tool, {**args, "graph_id": "code-a"}))
+            assert comparable(over_mcp) == comparable(json.loads(dumps(facade[tool]()))), tool
+            assert len(dumps(over_mcp).encode("utf-8")) <= over_mcp["budget"]["max_tokens"] * 4
+        err = error(await call(client, "symbol", {"name": "helper", "graph_id": "code-a"}), "ambiguous_name")
+        assert {c["identity"] for c in err["details"]["candidates"]} == {
+            "shop.cart.helper",
+            "shop.tax.helper",
+        }
+        # the shared graph is read-only through credentials
+        denied = error(
+            await call(client, "forget", {"entity_ids": ["x"], "graph_id": "code-a"}), "scope_denied"
+        )
+        assert "read-only" in denied["message"]
+    with pytest.raises(AmbiguousName) as raised:
+        s.symbol(CODE_A, "helper")
+    assert raised.value.to_dict() == err
 
 
 # -- ambiguity -------------------------------------------------------------------------------------

@@ -1,0 +1,200 @@
+"""`graphctx search | symbol | callers | callees | impact`: the code operations on the command line.
+
+The local CLI acts as the operator: `--graph G` reads the shared code graph G directly. Imported at
+the end of graphctx.cli, whose app these commands join."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from graphctx import bounds
+from graphctx.cli import Ids, JsonFlag, Tokens, _emit, _service, app, out, render
+from graphctx.errors import BoundExceeded, InputError
+from graphctx.scope import Scope, shared_scope
+from graphctx.service import ContextService
+
+Graph = Annotated[
+    str | None, typer.Option("--graph", help="Read the shared code graph with this id instead of the tenant.")
+]
+Limit = Annotated[int, typer.Option(help="Most entries per direction (1-50).")]
+Depth = Annotated[int, typer.Option(help="Hops (1-2).")]
+Name = Annotated[str, typer.Argument(help="Qualified name, path::name, id, or an unambiguous name.")]
+
+
+@contextmanager
+def _opened(ctx: typer.Context, as_json: bool, graph: str | None) -> Iterator[tuple[ContextService, Scope]]:
+    with _service(ctx, as_json) as (service, scope):
+        yield service, (shared_scope(graph) if graph else scope)
+
+
+def _answer(
+    ctx: typer.Context, as_json: bool, graph: str | None, op: str, *args: Any, **options: Any
+) -> None:
+    """Run ContextService.<op>(scope, *args, **options) and print its envelope."""
+    with _opened(ctx, as_json, graph) as (service, scope):
+        env: dict[str, Any] = getattr(service, op)(scope, *args, **options)
+    _emit(as_json, env, lambda: code_envelope(out, env))
+
+
+@app.command()
+def search(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="Words, a name, or an identifier.")],
+    graph: Graph = None,
+    max_tokens: Tokens = None,
+    ids: Ids = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Code and docs for a query: exact identifiers first, then BM25 + dense."""
+    _answer(ctx, as_json, graph, "search", query, max_tokens=max_tokens, include_ids=ids)
+
+
+@app.command()
+def symbol(
+    ctx: typer.Context,
+    name: Name,
+    limit: Limit = 20,
+    graph: Graph = None,
+    max_tokens: Tokens = None,
+    ids: Ids = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """The definition card: signature, file:line, summary, callers, callees and tests."""
+    _answer(ctx, as_json, graph, "symbol", name, limit=limit, max_tokens=max_tokens, include_ids=ids)
+
+
+@app.command()
+def callers(
+    ctx: typer.Context,
+    name: Name,
+    depth: Depth = 1,
+    limit: Limit = 20,
+    graph: Graph = None,
+    max_tokens: Tokens = None,
+    ids: Ids = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Who calls a symbol, with the file:line of every call site."""
+    _answer(
+        ctx, as_json, graph, "callers", name, depth=depth, limit=limit, max_tokens=max_tokens, include_ids=ids
+    )
+
+
+@app.command()
+def callees(
+    ctx: typer.Context,
+    name: Name,
+    depth: Depth = 1,
+    limit: Limit = 20,
+    graph: Graph = None,
+    max_tokens: Tokens = None,
+    ids: Ids = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """What a symbol calls, with where each callee is defined."""
+    _answer(
+        ctx, as_json, graph, "callees", name, depth=depth, limit=limit, max_tokens=max_tokens, include_ids=ids
+    )
+
+
+@app.command()
+def impact(
+    ctx: typer.Context,
+    files: Annotated[list[str] | None, typer.Argument(help="Changed files (repository-relative).")] = None,
+    diff: Annotated[
+        Path | None, typer.Option("--diff", help="A unified diff to read changed lines from ('-' = stdin).")
+    ] = None,
+    depth: Depth = 1,
+    limit: Limit = 20,
+    graph: Graph = None,
+    max_tokens: Tokens = None,
+    ids: Ids = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """What a change touches: affected symbols, their callers and their tests."""
+    with _opened(ctx, as_json, graph) as (service, scope):
+        text = _read_diff(diff) if diff is not None else None
+        env = service.impact(
+            scope, files or [], text, depth=depth, limit=limit, max_tokens=max_tokens, include_ids=ids
+        )
+    _emit(as_json, env, lambda: code_envelope(out, env))
+
+
+def _read_diff(source: Path) -> str:
+    """The diff's text, read no further than one byte over the bound (never buffered whole)."""
+    limit = bounds.DIFF_BYTES
+    if str(source) == "-":
+        data = sys.stdin.buffer.read(limit + 1)
+        size = len(data)  # at least; stdin is not read past the bound
+    else:
+        with source.open("rb") as fh:
+            data = fh.read(limit + 1)
+            size = max(len(data), os.fstat(fh.fileno()).st_size)
+    if len(data) > limit:
+        raise BoundExceeded("diff", limit, size)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"the diff is not UTF-8 text (byte {exc.start})", field="diff") from None
+
+
+# -- human output ---------------------------------------------------------------------------------
+
+
+def _where(card: dict[str, Any]) -> str:
+    loc = card.get("location")
+    if not loc:
+        return ""
+    lines = loc.get("lines")
+    return f"{loc['path']}:{lines[0]}-{lines[1]}" if lines else loc["path"]
+
+
+def _entry(console: Console, card: dict[str, Any], indent: str = "  ") -> None:
+    line = Text(indent)
+    line.append(card.get("qualified_name", card["name"]), style="bold")
+    line.append(f"  ({card['type']})", style="dim")
+    if _where(card):
+        line.append(f"  {_where(card)}")
+    if "depth" in card:
+        line.append(f"  depth {card['depth']}", style="dim")
+    console.print(line)
+    if "signature" in card:
+        console.print(f"{indent}    {card['signature']}", markup=False, highlight=False)
+    if "summary" in card:
+        console.print(f"{indent}    {card['summary']}", style="dim", markup=False, highlight=False)
+    if card.get("via"):
+        console.print(f"{indent}    via {', '.join(card['via'])}", style="dim", markup=False)
+    if card.get("call_sites"):
+        more = f" (+{card['more_call_sites']} more)" if card.get("more_call_sites") else ""
+        console.print(f"{indent}    at {', '.join(card['call_sites'])}{more}", markup=False, highlight=False)
+
+
+def code_envelope(console: Console, env: dict[str, Any]) -> None:
+    """Subject, then each section with its counts; the shared footer (omissions, budget) after."""
+    if "subject" in env:
+        console.print(Text("subject", style="bold cyan"))
+        _entry(console, env["subject"])
+    for item in env.get("items", []):
+        console.print(Text(f"#{item['rank']}", style="bold cyan"), end="")
+        _entry(console, item, indent=" ")
+    for path in env.get("unknown", []):
+        console.print(f"not in the graph: {path['path']}", style="yellow", markup=False)
+    counts = env.get("counts", {})
+    for key in ("affected", "callers", "callees", "tests"):
+        if key not in env:
+            continue
+        shown = counts.get(key, {})
+        total = shown.get("total", shown.get("found", len(env[key])))
+        console.print(Text(f"{key} ({len(env[key])} of {total})", style="bold cyan"))
+        for card in env[key]:
+            _entry(console, card)
+    render.envelope(console, {k: v for k, v in env.items() if k not in ("subject", "items")})

@@ -1,0 +1,1 @@
+"""Code intelligence: index repositories into the code graph and answer code questions."""

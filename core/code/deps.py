@@ -1,0 +1,69 @@
+"""Which unchanged files might depend on a changed module, without parsing them.
+
+A file's resolution only consults modules it names in an import statement (absolute or relative),
+the packages above it, and — through those modules — their own imports and submodules. A regex
+over the raw text finds every import statement (and, harmlessly, some that are not: in strings or
+comments), so the reverse reachability computed here over-approximates the files whose resolution
+can consult a changed module. Those files alone are parsed and re-resolved."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+_CONTINUATION = re.compile(rb"\\\r?\n")
+_FROM = re.compile(rb"\bfrom\s+(\.*)\s*([A-Za-z_][\w.]*)?\s+import\b")
+_IMPORT = re.compile(
+    rb"\bimport\s+([A-Za-z_][\w.]*(?:\s+as\s+\w+)?(?:\s*,\s*[A-Za-z_][\w.]*(?:\s+as\s+\w+)?)*)"
+)
+_AS = re.compile(rb"\s+as\s+\w+")
+
+
+def _prefixes(name: str) -> list[str]:
+    parts = name.split(".")
+    return [".".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def imported_modules(module: str, is_package: bool, data: bytes) -> set[str]:
+    """Module names (and every dotted prefix) a file's import statements can name."""
+    text = _CONTINUATION.sub(b" ", data)
+    package = module if is_package else module.rpartition(".")[0]
+    found: set[str] = set()
+    for match in _FROM.finditer(text):
+        dots, name = len(match.group(1)), (match.group(2) or b"").decode("ascii", "replace")
+        if dots:
+            parts = package.split(".") if package else []
+            if dots - 1 > len(parts):
+                continue
+            base = parts[: len(parts) - (dots - 1)] if dots > 1 else parts
+            name = ".".join([*base, *([name] if name else [])])
+        if name:
+            found.update(_prefixes(name))
+    for match in _IMPORT.finditer(text):
+        for item in _AS.sub(b"", match.group(1)).split(b","):
+            name = item.strip().decode("ascii", "replace")
+            if name:
+                found.update(_prefixes(name))
+    if package:
+        found.update(_prefixes(package))  # relative imports by level name the enclosing packages
+    return found
+
+
+def dependents(changed: Iterable[str], imports: dict[str, set[str]]) -> set[str]:
+    """Modules whose resolution may consult a changed module: reverse reachability over `imports`,
+    where a package also reaches every module below it (`pkg.sub` through attribute access)."""
+    importers: dict[str, set[str]] = {}
+    for module, targets in imports.items():
+        for target in targets:
+            importers.setdefault(target, set()).add(module)
+    seen: set[str] = set()
+    frontier = list(dict.fromkeys(changed))
+    while frontier:
+        current = frontier.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        frontier.extend(importers.get(current, ()))
+        if "." in current:
+            frontier.append(current.rpartition(".")[0])  # a package reaches its submodules
+    return seen

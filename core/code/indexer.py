@@ -1,0 +1,511 @@
+"""Index a repository into the code graph, incrementally, through the service's write path.
+
+The graph is authoritative: the stored module/document entities carry the sha256 of their file,
+so a re-index compares the tree with the graph alone (no side manifest). When anything changed,
+every file is parsed again (resolution needs the whole symbol table), and writes go only to what
+differs: changed entities, edges of changed files and of the unchanged files whose resolution
+consulted a changed module. Templates cannot delete a single fact, so an entity that lost an edge
+is deleted and re-created with every edge it should have.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from graphctx import bounds
+from graphctx.code.build import (
+    EVERY_MODULE,
+    FileGraph,
+    Stats,
+    document_graph,
+    document_id,
+    file_key,
+    is_test_file,
+    module_graph,
+    module_id,
+    resolve_module,
+)
+from graphctx.code.markdown import MentionIndex, parse_markdown
+from graphctx.code.pyparse import Module, module_name
+from graphctx.code.resolve import Resolver
+from graphctx.code.walk import SourceFile, walk
+from graphctx.code.workspace import Workspace, reachable_from
+from graphctx.errors import InputError
+from graphctx.model import EdgeKind, Entity, Fact
+from graphctx.scope import Scope
+from graphctx.stores import Stores
+from graphctx.templates import (
+    ENTITY_GET,
+    ENTITY_HASHES,
+    FACT_UPSERT,
+    FACTS_FROM_ROOTS,
+    Direction,
+    EntityGetParams,
+    EntityHashesParams,
+    FactsFromRootsParams,
+    FactUpsertParams,
+)
+from graphctx.writes import IndexSync
+
+ENTITY_BATCH = 1000  # entity.delete / entity.get take at most 1000 ids
+FACT_BATCH = 5000  # fact.upsert takes at most 5000 facts
+ROOTS = 64  # fact.from_roots takes at most 64 roots ...
+FACTS_PER_READ = bounds.MAX_FACTS  # ... and returns at most 80 facts
+OUT_PREDICATES = (
+    EdgeKind.CALLS.value,
+    EdgeKind.INHERITS.value,
+    EdgeKind.IMPORTS.value,
+    EdgeKind.MENTIONS.value,
+)
+PREFIXES = ("md:", "py:")
+MAX_EXCLUDES = 100
+PENDING = "sha256:pending"  # a file entity whose edges are being rewritten
+
+IndexProgress = Callable[[str, int, int], None]  # (phase, done, total)
+
+
+@dataclass
+class IndexReport:
+    root: str
+    files_seen: int = 0
+    files_parsed: int = 0
+    files_unchanged: int = 0
+    files_new: int = 0
+    files_changed: int = 0
+    files_deleted: int = 0
+    files_reresolved: int = 0  # unchanged files whose edges were recomputed
+    parse_errors: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    modules: int | None = None
+    symbols: int | None = None
+    edges: int | None = None
+    calls: int | None = None
+    resolved_calls: int | None = None
+    unresolved_calls: int | None = None
+    builtin_calls: int | None = None  # calls of Python builtins: neither edges nor unresolved
+    documents: int | None = None
+    sections: int | None = None
+    entities_written: int = 0
+    entities_deleted: int = 0
+    entities_recreated: int = 0
+    facts_written: int = 0
+    vector_skipped: int = 0
+    index_errors: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["parse_errors"] = self.parse_errors[:20]
+        data["parse_error_count"] = len(self.parse_errors)
+        data["skipped"] = self.skipped[:20]
+        data["skipped_count"] = len(self.skipped)
+        return data
+
+
+def _entity_key(e: Entity) -> tuple[Any, ...]:
+    return (
+        e.name,
+        e.type,
+        e.aliases,
+        e.summary,
+        e.qualified_name,
+        e.path,
+        e.line_start,
+        e.line_end,
+        e.signature,
+        e.source,
+    )
+
+
+CODE_TYPES = frozenset({"module", "class", "function", "method", "document", "section"})
+
+
+def _is_code(e: Entity) -> bool:
+    return e.type in CODE_TYPES and e.path is not None and e.path == file_key(e.id)[3:]
+
+
+def _chunks(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def check_excludes(patterns: Sequence[str]) -> list[str]:
+    if isinstance(patterns, str):
+        raise InputError("exclude must be a list of patterns", field="exclude")
+    bounds.check_count("exclude patterns", list(patterns), MAX_EXCLUDES)
+    return [bounds.check_selector("exclude pattern", p) for p in patterns]
+
+
+class Indexer:
+    def __init__(self, stores: Stores, sync: IndexSync, progress: IndexProgress | None = None) -> None:
+        self.stores = stores
+        self.sync = sync
+        self.progress = progress
+
+    def _tick(self, phase: str, done: int, total: int) -> None:
+        if self.progress is not None:
+            self.progress(phase, done, total)
+
+    # -- graph reads ---------------------------------------------------------------------------
+
+    def _stored_ids(self, scope: Scope) -> dict[str, str]:
+        """Every code entity id in the scope, with its content hash (an id-ordered range scan)."""
+        found: dict[str, str] = {}
+        for prefix in PREFIXES:
+            after = prefix
+            while True:
+                page = self.stores.graph.run(
+                    ENTITY_HASHES, scope, EntityHashesParams(after=after, limit=5000)
+                ).items
+                inside = [item for item in page if item.id.startswith(prefix)]
+                found.update((item.id, item.content_hash) for item in inside)
+                if len(inside) < len(page) or not page:
+                    break
+                after = page[-1].id
+        return found
+
+    def _code_ids(self, scope: Scope) -> dict[str, str]:
+        """The stored entities the indexer owns. A memory entity whose id merely starts like a code id
+        (in a tenant scope that holds both) is not code: code entities have a code type and a path
+        that matches their id."""
+        stored = self._stored_ids(scope)
+        files = self._hydrate(scope, sorted({file_key(i) for i in stored} & set(stored)))
+        code_files = {i for i, e in files.items() if _is_code(e)}
+        orphans = self._hydrate(scope, [i for i in stored if file_key(i) not in code_files])
+        return {
+            i: h
+            for i, h in stored.items()
+            if file_key(i) in code_files or (i in orphans and _is_code(orphans[i]))
+        }
+
+    def _hydrate(self, scope: Scope, ids: Sequence[str]) -> dict[str, Entity]:
+        out: dict[str, Entity] = {}
+        for chunk in _chunks(list(ids), ENTITY_BATCH):
+            got = self.stores.graph.run(ENTITY_GET, scope, EntityGetParams(ids=tuple(chunk))).entities
+            out.update((e.id, e) for e in got)
+        return out
+
+    def _read_facts(
+        self,
+        scope: Scope,
+        roots: list[str],
+        predicates: tuple[str, ...],
+        direction: Direction,
+        weight: dict[str, int],
+    ) -> tuple[list[Fact], set[str]]:
+        """Facts of the roots, read in batches sized by the expected count; a batch that comes back
+        cut is split, and a single root whose facts do not fit in one read is returned as `overflow`."""
+        facts: list[Fact] = []
+        overflow: set[str] = set()
+        batches: list[list[str]] = []
+        current: list[str] = []
+        load = 0
+        for root in roots:
+            w = max(1, weight.get(root, 0))
+            if current and (load + w > FACTS_PER_READ * 3 // 4 or len(current) >= ROOTS):
+                batches.append(current)
+                current, load = [], 0
+            current.append(root)
+            load += w
+        if current:
+            batches.append(current)
+        while batches:
+            batch = batches.pop()
+            params = FactsFromRootsParams(
+                roots=tuple(batch),
+                predicates=predicates,
+                direction=direction,
+                include_invalid=True,
+                limit=FACTS_PER_READ,
+            )
+            got = self.stores.graph.run(FACTS_FROM_ROOTS, scope, params)
+            if not got.truncated:
+                facts.extend(got.facts)
+            elif len(batch) == 1:
+                overflow.add(batch[0])
+            else:
+                half = len(batch) // 2
+                batches += [batch[:half], batch[half:]]
+        return facts, overflow
+
+    # -- the run -------------------------------------------------------------------------------
+
+    def run(self, scope: Scope, root: Path, exclude: Sequence[str]) -> IndexReport:
+        started = time.perf_counter()
+        root = root.expanduser().resolve()
+        report = IndexReport(root=str(root))
+        walked = walk(root, exclude)
+        report.skipped = [*walked.skipped_large, *walked.skipped_names]
+        files = {
+            (module_id(f.relpath) if f.kind == "py" else document_id(f.relpath)): f for f in walked.files
+        }
+        report.files_seen = len(files)
+        self._tick("scanning", 0, len(files))
+        stored = self._code_ids(scope)
+        stored_files = sorted({file_key(i) for i in stored})
+        shas = {
+            i: e.source for i, e in self._hydrate(scope, [i for i in stored_files if i in stored]).items()
+        }
+        changed = {i for i, f in files.items() if shas.get(i) != f.sha}
+        deleted = set(stored_files) - set(files)
+        report.files_new = sum(1 for i in changed if i not in shas)
+        report.files_changed = len(changed) - report.files_new
+        report.files_deleted = len(deleted)
+        report.files_unchanged = len(files) - len(changed)
+        if not changed and not deleted:
+            self._count_stored(report, stored)
+            report.seconds = round(time.perf_counter() - started, 3)
+            return report
+        py_changes = {module_name(i[3:])[0] for i in changed | deleted if i.startswith("py:")}
+        full = not any(i.startswith("py:") for i in stored)
+        build = _Build(self, files, report, py_changes, full)
+        graphs = build.graphs(stored, changed)
+        self._apply(scope, report, build, graphs, stored, changed, deleted, shas)
+        report.files_parsed = build.workspace.parsed_count + sum(1 for g in graphs.values() if g.kind == "md")
+        if full:
+            report.modules = sum(1 for g in graphs.values() if g.kind == "py")
+            report.symbols = sum(len(g.entities) for g in graphs.values() if g.kind == "py")
+            report.documents = sum(1 for g in graphs.values() if g.kind == "md")
+            report.sections = sum(len(g.entities) for g in graphs.values() if g.kind == "md")
+            report.edges = sum(len(g.produced) + len(g.contains) for g in graphs.values())
+            report.calls, report.resolved_calls = build.stats.calls, build.stats.resolved
+            report.unresolved_calls, report.builtin_calls = build.stats.unresolved, build.stats.builtin
+        else:
+            self._count_stored(report, self._stored_ids(scope))
+        report.seconds = round(time.perf_counter() - started, 3)
+        return report
+
+    @staticmethod
+    def _count_stored(report: IndexReport, stored: dict[str, str]) -> None:
+        report.modules = sum(1 for i in stored if i.startswith("py:") and "::" not in i)
+        report.symbols = sum(1 for i in stored if i.startswith("py:") and "::" in i)
+        report.documents = sum(1 for i in stored if i.startswith("md:") and "#" not in i)
+        report.sections = sum(1 for i in stored if i.startswith("md:") and "#" in i)
+
+    def _apply(
+        self,
+        scope: Scope,
+        report: IndexReport,
+        build: _Build,
+        graphs: dict[str, FileGraph],
+        stored: dict[str, str],
+        changed: set[str],
+        deleted: set[str],
+        shas: dict[str, str],
+    ) -> None:
+        changed_modules = build.py_changes
+        affected = set(changed)
+        for i, g in graphs.items():
+            if i in changed:
+                continue
+            if (EVERY_MODULE in g.consulted and changed_modules) or (g.consulted & changed_modules):
+                affected.add(i)
+        report.files_reresolved = len(affected - changed)
+        desired = {e.id: e for g in graphs.values() for e in [g.file_entity, *g.entities]}
+        gone = [i for i in stored if (file_key(i) in graphs and i not in desired) or file_key(i) in deleted]
+        gone_set = set(gone)
+
+        # entities that are new or differ from what the graph holds
+        maybe = [i for g in (graphs[c] for c in changed) for i in g.owned_ids() if i in stored]
+        old = self._hydrate(scope, maybe)
+        write: dict[str, Entity] = {}
+        for i, e in desired.items():
+            if i not in stored or (i in old and _entity_key(old[i]) != _entity_key(e)):
+                write[i] = e
+
+        # edges: what the affected files yield now against what the graph holds for them
+        recreate: set[str] = set()
+        facts: dict[str, Fact] = {}
+        for n, i in enumerate(sorted(affected), start=1):
+            g = graphs[i]
+            facts.update(self._fact_diff(scope, g, stored, gone_set, recreate))
+            if n % 20 == 0 or n == len(affected):
+                self._tick("comparing", n, len(affected))
+        fresh = {i for i in desired if i not in stored} | recreate
+        for g in graphs.values():
+            for fact in g.contains:
+                if fact.subject_id in fresh or fact.object_id in fresh:
+                    facts[fact.id] = fact
+        if recreate:
+            # every edge of a re-created entity is written again, callers in unparsed files included
+            build.more({module_name(file_key(i)[3:])[0] for i in recreate if i.startswith("py:")})
+            for g in graphs.values():
+                for fact in g.produced.values():
+                    if fact.subject_id in recreate or fact.object_id in recreate:
+                        facts[fact.id] = fact
+            for i in recreate:
+                write[i] = desired[i]
+        report.entities_recreated = len(recreate)
+
+        # writes: symbols out, entities in (files keep their old sha until the end), edges, files last
+        file_ids = {i for i in gone if i == file_key(i)}
+        # an unchanged file whose entities are re-created is marked changed until its edges are all
+        # back, so a run that fails midway redoes it (and its callers) next time
+        dirty = sorted({file_key(i) for i in recreate} - changed)
+        self._upsert(
+            scope, report, [graphs[i].file_entity.model_copy(update={"source": PENDING}) for i in dirty]
+        )
+        self._delete(scope, report, [i for i in gone if i not in file_ids] + sorted(recreate))
+        first = []
+        for i, e in write.items():
+            keep_old_sha = i in graphs and i in changed
+            first.append(e.model_copy(update={"source": shas.get(i, "")}) if keep_old_sha else e)
+        self._upsert(scope, report, first)
+        self._facts(scope, report, list(facts.values()))
+        self._delete(scope, report, sorted(file_ids))
+        self._upsert(scope, report, [graphs[i].file_entity for i in sorted({*changed, *dirty})])
+        report.entities_written = len(set(write) | changed)  # the two-step file write counts once
+        report.entities_deleted -= len(recreate)
+
+    def _fact_diff(
+        self, scope: Scope, g: FileGraph, stored: dict[str, str], gone: set[str], recreate: set[str]
+    ) -> dict[str, Fact]:
+        """The facts of this file to write; entities whose stale edges must go are added to recreate."""
+        existing = [i for i in g.owned_ids() if i in stored]
+        if not existing:
+            return dict(g.produced)
+        weight: dict[str, int] = {}
+        tested: dict[str, int] = {}
+        for fact in g.produced.values():
+            if fact.predicate == EdgeKind.TESTED_BY.value:
+                tested[fact.object_id or ""] = tested.get(fact.object_id or "", 0) + 1
+            else:
+                weight[fact.subject_id] = weight.get(fact.subject_id, 0) + 1
+        old, overflow = self._read_facts(scope, existing, OUT_PREDICATES, "out", weight)
+        if g.kind == "py" and is_test_file(g.relpath):
+            roots = [i for i in existing if i != g.file_id]
+            more, over = self._read_facts(scope, roots, (EdgeKind.TESTED_BY.value,), "in", tested)
+            old += more
+            overflow |= over
+        recreate |= overflow - gone
+        write = {}
+        held = {f.id: f for f in old}
+        for fid, fact in g.produced.items():
+            before = held.get(fid)
+            if before is None or before.value != fact.value or before.valid_to is not None:
+                write[fid] = fact
+        for fid, fact in held.items():
+            if fid in g.produced:
+                continue
+            if fact.subject_id in gone or fact.object_id in gone:
+                continue  # goes with the deleted entity
+            mine = fact.object_id if fact.predicate == EdgeKind.TESTED_BY.value else fact.subject_id
+            if mine:
+                recreate.add(mine)
+        return write
+
+    # -- batched writes through the journal ----------------------------------------------------
+
+    def _delete(self, scope: Scope, report: IndexReport, ids: list[str]) -> None:
+        for chunk in _chunks(ids, ENTITY_BATCH):
+            result, synced = self.sync.delete_entities(scope, list(chunk))
+            report.entities_deleted += result.deleted
+            if synced.index_error:
+                report.index_errors.append(synced.index_error)
+            self._tick("deleting", len(chunk), len(ids))
+
+    def _upsert(self, scope: Scope, report: IndexReport, entities: list[Entity]) -> None:
+        done = 0
+        for chunk in _chunks(entities, FACT_BATCH):
+            _, synced = self.sync.upsert_entities(scope, list(chunk))
+            report.vector_skipped += len(synced.vector_skipped)
+            if synced.index_error:
+                report.index_errors.append(synced.index_error)
+            done += len(chunk)
+            self._tick("writing symbols", done, len(entities))
+
+    def _facts(self, scope: Scope, report: IndexReport, facts: list[Fact]) -> None:
+        done = 0
+        for chunk in _chunks(facts, FACT_BATCH):
+            result = self.stores.graph.run(FACT_UPSERT, scope, FactUpsertParams(facts=tuple(chunk)))
+            report.facts_written += result.created + result.updated
+            done += len(chunk)
+            self._tick("writing edges", done, len(facts))
+
+
+class _Build:
+    """The desired graph of the files a run must look at: every file on a first index; otherwise
+    the changed files, the unchanged modules a change can reach (and what resolving them consults),
+    and the documents when Python changed (their mentions depend on the whole symbol table)."""
+
+    def __init__(
+        self,
+        indexer: Indexer,
+        files: dict[str, SourceFile],
+        report: IndexReport,
+        py_changes: set[str],
+        full: bool,
+    ) -> None:
+        self.indexer = indexer
+        self.files = files
+        self.report = report
+        self.py_changes = py_changes
+        self.full = full
+        self.workspace = Workspace([f for f in files.values() if f.kind == "py"], self._parsed)
+        self.resolver = Resolver(self.workspace)
+        self.stats = Stats()
+        self.done: dict[str, FileGraph] = {}
+        self._total = len(self.workspace.by_path)
+
+    def _parsed(self, module: Module) -> None:
+        if module.error:
+            self.report.parse_errors.append(f"{module.relpath}: {module.error}")
+        count = self.workspace.parsed_count
+        if count % 50 == 0:
+            self.indexer._tick("parsing", count, self._total)
+
+    def graphs(self, stored: dict[str, str], changed: set[str]) -> dict[str, FileGraph]:
+        if self.full:
+            targets = sorted(self.workspace.by_path)
+        else:
+            reach = (
+                reachable_from(self.py_changes, self.workspace, self.resolver) if self.py_changes else set()
+            )
+            targets = sorted(
+                {self.files[i].relpath for i in changed if i.startswith("py:")}
+                | {self.workspace.files[n].relpath for n in reach}
+            )
+        self.add(targets)
+        mentions = MentionIndex(self._known(stored))
+        for key, f in self.files.items():
+            if f.kind == "md" and (self.py_changes or key in changed):
+                self.done[key] = document_graph(parse_markdown(f.relpath, f.data), f.sha, mentions)
+        return self.done
+
+    def add(self, relpaths: Iterable[str]) -> None:
+        todo = [r for r in relpaths if module_id(r) not in self.done]
+        for n, rel in enumerate(todo, start=1):
+            module = self.workspace.parse(rel)
+            graph = module_graph(module, self.workspace.by_path[rel].sha)
+            if self.workspace.owns(module):
+                resolve_module(module, graph, self.resolver, self.stats)
+            self.done[module_id(rel)] = graph
+            if n % 50 == 0 or n == len(todo):
+                self.indexer._tick("resolving", n, len(todo))
+
+    def more(self, modules: set[str]) -> None:
+        """Add the graphs of the files whose resolution can reach these modules."""
+        if self.full:
+            return
+        names = reachable_from(modules, self.workspace, self.resolver) | modules
+        self.add(sorted(self.workspace.files[n].relpath for n in names if n in self.workspace))
+
+    def _known(self, stored: dict[str, str]) -> dict[str, str]:
+        """Qualified name -> id of every module and symbol: parsed files from their graphs, the
+        others from their stored ids (which spell path and qualname)."""
+        known: dict[str, str] = {}
+        for i in stored:
+            if not i.startswith("py:") or file_key(i) in self.done or file_key(i) not in self.files:
+                continue
+            rel, _, qual = i[3:].partition("::")
+            name = module_name(rel)[0]
+            known[f"{name}.{qual}" if qual and name else qual or name] = i
+        for g in self.done.values():
+            for e in [g.file_entity, *g.entities]:
+                if e.qualified_name:
+                    known[e.qualified_name] = e.id
+        return known

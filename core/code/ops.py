@@ -1,0 +1,507 @@
+"""The code operations: search, symbol, callers, callees and impact over the code graph.
+
+Every answer is an evidence envelope under the budget rules (what is cut is named in `omissions`;
+a subject that does not fit is a budget error). Names resolve exactly as for explain and path
+(graphctx.names: id, qualified name, `path::name`, then an unambiguous plain name). Reads use only
+catalogue templates and re-check every entity and fact against the scope.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from graphctx import bounds
+from graphctx.code.diff import Change, FileChange, parse_diff
+from graphctx.envelope import Budget, Option
+from graphctx.errors import InputError
+from graphctx.model import EdgeKind, Entity, Fact, NodeKind
+from graphctx.names import resolve
+from graphctx.retrieval.isolation import Isolation
+from graphctx.retrieval.pipeline import Candidate, Deadline, Stopwatch
+from graphctx.retrieval.render import entity_card
+from graphctx.scope import Scope
+from graphctx.templates import (
+    ENTITY_GET,
+    ENTITY_HASHES,
+    NEIGHBOURHOOD,
+    Direction,
+    EntityGetParams,
+    EntityHashesParams,
+    NeighbourhoodParams,
+)
+
+if TYPE_CHECKING:
+    from graphctx.service import ContextService
+
+CODE_TYPES = frozenset(k.value for k in NodeKind)
+CALLS, TESTED_BY, IMPORTS = EdgeKind.CALLS.value, EdgeKind.TESTED_BY.value, EdgeKind.IMPORTS.value
+DEFAULT_LIMIT = 20
+"""Entries per direction unless asked; the traversal template caps it at bounds.PER_DIRECTION_LIMIT."""
+ROOTS_PER_CALL = 8
+"""Roots per traversal in impact: a template call's node limit is shared by all of its roots."""
+SUMMARY_CHARS = 160
+CALL_SITES = 10
+"""Call-site lines shown per entry; the rest are counted in `more_call_sites`."""
+HASH_PAGE = 1000
+FILE_SYMBOL_PAGES = 20
+"""At most this many pages of a file's symbols are read (20,000 symbols); beyond, the cut is named."""
+CUT_FOLLOW_UP = "Cut to fit the budget; raise max_tokens, or ask `symbol` about one entry."
+
+
+def code_card(
+    entity: Entity, *, include_ids: bool, summary_chars: int | None = SUMMARY_CHARS
+) -> dict[str, Any]:
+    """An entity as code evidence: name, qualified name, type, file + line range, signature, summary.
+    Aliases, content hashes and timestamps stay out (the qualified name or location identifies it)."""
+    card = entity_card(entity, include_ids=include_ids, summary_chars=summary_chars)
+    for key in ("aliases", "source", "updated_at"):
+        card.pop(key, None)
+    return card
+
+
+def _lines(value: str | None) -> list[int]:
+    """Call-site lines of a `calls` fact ("12,40"); anything else in the value is ignored."""
+    return sorted({int(p) for p in (value or "").split(",") if p.strip().isdigit()})
+
+
+def _chunks(items: Sequence[str], size: int) -> Iterable[tuple[str, ...]]:
+    for start in range(0, len(items), size):
+        yield tuple(items[start : start + size])
+
+
+@dataclass
+class Related:
+    """What one relation reaches from some roots: nodes by id with their depth, the edges, and how
+    many edges the template's per-direction and node limits cut."""
+
+    roots: dict[str, Entity]
+    hops: int = 1
+    nodes: dict[str, tuple[Entity, int]] = field(default_factory=dict)
+    edges: list[Fact] = field(default_factory=list)
+    cut: int = 0
+
+    def entity(self, entity_id: str) -> Entity | None:
+        if entity_id in self.roots:
+            return self.roots[entity_id]
+        found = self.nodes.get(entity_id)
+        return found[0] if found else None
+
+    def depth(self, entity_id: str) -> int:
+        return 0 if entity_id in self.roots else self.nodes[entity_id][1]
+
+
+class CodeOps:
+    """The code operations of one ContextService (its stores, clock, retriever and envelope)."""
+
+    def __init__(self, service: ContextService) -> None:
+        self.service = service
+
+    # -- search -------------------------------------------------------------------------------
+
+    def search(
+        self, scope: Scope, query: str, *, max_tokens: int | None = None, include_ids: bool = False
+    ) -> dict[str, Any]:
+        """Code and docs through the read trunk: exact identifiers first, then BM25 + dense fused by
+        RRF, hydrated from the graph and re-checked against the scope; at most 8 items."""
+        query = bounds.check_query(query)
+        watch = Stopwatch()
+        isolation = Isolation(scope)
+        retriever = self.service.retriever
+        found, legs, coverage = retriever.find(scope, query, Deadline(retriever.deadline_s), watch, isolation)
+        code = [c for c in found if c.entity.type in CODE_TYPES]
+        coverage["not_code"] = len(found) - len(code)
+        selected = code[: bounds.MAX_ENTRIES]
+        coverage["returned"] = len(selected)
+        envelope, budget = self._envelope(
+            "search", scope, max_tokens, bounds.DEFAULT_RECALL_TOKENS, isolation
+        )
+        envelope.update(legs=legs, coverage=coverage, items=[], follow_up=CUT_FOLLOW_UP)
+        if not selected:
+            envelope["follow_up"] = (
+                "No code or docs matched in this scope; try an exact qualified name or path::name, "
+                "or `recall` for memory."
+            )
+        budget.require_fit("the envelope")
+        entries = []
+        for rank, cand in enumerate(selected, start=1):
+            card = {"rank": rank, **code_card(cand.entity, include_ids=include_ids), "match": _match(cand)}
+            entries.append((cand.entity.display_name(), [Option(card)]))
+        budget.place("items", entries)
+        if selected and not envelope["omissions"]:
+            envelope["follow_up"] = None
+        return budget.finish(watch.total())
+
+    # -- symbol, callers, callees -------------------------------------------------------------
+
+    def symbol(
+        self,
+        scope: Scope,
+        name: str,
+        *,
+        limit: int = DEFAULT_LIMIT,
+        max_tokens: int | None = None,
+        include_ids: bool = False,
+    ) -> dict[str, Any]:
+        """The definition card: the symbol, its callers and callees with file:line call sites, and
+        the tests that exercise it; each direction capped at `limit` with counts of what was cut."""
+        watch = Stopwatch()
+        isolation = Isolation(scope)
+        subject = resolve(self.service.stores.graph, scope, name)
+        limit = _limit(limit)
+        rels = {
+            "callers": self._walk(scope, isolation, [subject], (CALLS,), "in", 1, limit),
+            "callees": self._walk(scope, isolation, [subject], (CALLS,), "out", 1, limit),
+            "tests": self._walk(scope, isolation, [subject], (TESTED_BY,), "out", 1, limit),
+        }
+        envelope, budget = self._envelope("symbol", scope, max_tokens, bounds.DEFAULT_CODE_TOKENS, isolation)
+        envelope["subject"] = code_card(subject, include_ids=include_ids, summary_chars=None)
+        budget.require_fit(f"the subject {subject.display_name()!r}")
+        directions: dict[str, Direction] = {"callers": "in", "callees": "out", "tests": "out"}
+        self._fill(budget, self._prepare(budget, rels, directions, limit, include_ids, exact=True))
+        return budget.finish(watch.total())
+
+    def calls(
+        self,
+        scope: Scope,
+        name: str,
+        direction: Direction,
+        *,
+        depth: int = 1,
+        limit: int = DEFAULT_LIMIT,
+        max_tokens: int | None = None,
+        include_ids: bool = False,
+    ) -> dict[str, Any]:
+        """Callers (direction "in") or callees ("out") of one symbol, 1-2 hops."""
+        key = {"in": "callers", "out": "callees"}[direction]
+        watch = Stopwatch()
+        isolation = Isolation(scope)
+        subject = resolve(self.service.stores.graph, scope, name)
+        depth = bounds.clamp(depth, 1, bounds.MAX_HOPS)
+        limit = _limit(limit)
+        rel = self._walk(scope, isolation, [subject], (CALLS,), direction, depth, limit)
+        envelope, budget = self._envelope(key, scope, max_tokens, bounds.DEFAULT_CODE_TOKENS, isolation)
+        envelope["subject"] = code_card(subject, include_ids=include_ids, summary_chars=None)
+        envelope["depth"] = depth
+        budget.require_fit(f"the subject {subject.display_name()!r}")
+        entries = self._prepare(budget, {key: rel}, {key: direction}, limit, include_ids, exact=depth == 1)
+        self._fill(budget, entries)
+        return budget.finish(watch.total())
+
+    # -- impact -------------------------------------------------------------------------------
+
+    def impact(
+        self,
+        scope: Scope,
+        files: Sequence[str] = (),
+        diff: str | None = None,
+        *,
+        depth: int = 1,
+        limit: int = DEFAULT_LIMIT,
+        max_tokens: int | None = None,
+        include_ids: bool = False,
+    ) -> dict[str, Any]:
+        """What a change touches: the symbols whose line ranges overlap the changed lines (every
+        symbol of a file listed without lines), their callers (1-2 hops) and their tests. Files the
+        graph does not hold are listed as `unknown`."""
+        watch = Stopwatch()
+        deadline = Deadline(self.service.retriever.deadline_s)
+        isolation = Isolation(scope)
+        changes = _changes(files, diff)
+        depth = bounds.clamp(depth, 1, bounds.MAX_HOPS)
+        limit = _limit(limit)
+        affected: dict[str, Entity] = {}
+        unknown: list[str] = []
+        scan_cut = 0
+        for change in changes:
+            deadline.check("mapping the changed files")
+            hit, cut = self._affected(scope, isolation, change)
+            scan_cut += cut
+            if hit is None:
+                unknown.append(change.path)
+            else:
+                affected.update((e.id, e) for e in hit)
+        roots = sorted(affected.values(), key=_order)
+        modules = [e for e in roots if e.type in (NodeKind.MODULE, NodeKind.DOCUMENT)]
+        symbols = [e for e in roots if e not in modules]
+        deadline.check("the callers of the change")
+        callers = self._walk(scope, isolation, symbols, (CALLS,), "in", depth, limit)
+        importers = self._walk(scope, isolation, modules, (IMPORTS,), "in", 1, limit)
+        callers.roots.update(importers.roots)
+        callers.nodes.update({k: v for k, v in importers.nodes.items() if k not in callers.nodes})
+        callers.edges += importers.edges
+        callers.cut += importers.cut
+        tested = [*symbols, *(e for e, d in callers.nodes.values() if d == 1)]
+        deadline.check("the tests of the change")
+        tests = self._walk(scope, isolation, tested, (TESTED_BY,), "out", 1, limit)
+        for edge in tests.edges:  # a test that calls the change is listed once, as a test
+            moved = callers.nodes.pop(edge.object_id or "", None)
+            if moved is not None and edge.object_id not in tests.nodes:
+                tests.nodes[moved[0].id] = (moved[0], 1)
+
+        envelope, budget = self._envelope("impact", scope, max_tokens, bounds.DEFAULT_CODE_TOKENS, isolation)
+        envelope["changed"] = {
+            "files": len(changes),
+            "ranges": sum(len(c.changes) for c in changes if not c.whole),
+            "whole_files": sum(1 for c in changes if c.whole),
+        }
+        envelope["depth"] = depth
+        if not roots and unknown:
+            envelope["follow_up"] = "No changed file is in this graph; index the repository first."
+        budget.require_fit("the envelope")
+        budget.reserve("unknown")
+        budget.reserve("affected")
+        envelope["counts"] = {"affected": {"shown": len(roots), "found": len(roots)}}
+        rels = {"callers": callers, "tests": tests}
+        entries = self._prepare(
+            budget, rels, {"callers": "in", "tests": "out"}, limit, include_ids, exact=False
+        )
+        if scan_cut:
+            budget.note({"what": "affected", "count": scan_cut, "reason": "limit", "at_least": True})
+        budget.place("unknown", [(p, [Option({"path": p[:512]})]) for p in unknown])
+        budget.place(
+            "affected",
+            [(e.display_name(), [Option(code_card(e, include_ids=include_ids))]) for e in roots],
+        )
+        envelope["counts"]["affected"]["shown"] = len(envelope["affected"])
+        self._fill(budget, entries)
+        return budget.finish(watch.total())
+
+    def _affected(
+        self, scope: Scope, isolation: Isolation, change: FileChange
+    ) -> tuple[list[Entity] | None, int]:
+        """The symbols a file change touches (None when the graph has no such file) and how many
+        of the file's symbols were left unread by the page cap."""
+        graph = self.service.stores.graph
+        path = change.path.removeprefix("./")
+        heads = graph.run(ENTITY_GET, scope, EntityGetParams(ids=(f"py:{path}", f"md:{path}"))).entities
+        heads = tuple(e for e in heads if isolation.admit_entity(e))
+        if not heads:
+            return None, 0
+        head = heads[0]
+        prefix = f"{head.id}::" if head.id.startswith("py:") else f"{head.id}#"
+        ids, cut = self._ids_with_prefix(scope, prefix)
+        members = [
+            e
+            for chunk in _chunks(ids, HASH_PAGE)
+            for e in graph.run(ENTITY_GET, scope, EntityGetParams(ids=chunk)).entities
+            if isolation.admit_entity(e)
+        ]
+        if change.whole:
+            return [head, *members], cut
+        hit: set[str] = set()
+        for c in change.changes:
+            touching = [
+                e for e in members if e.line_start and c.touches(e.line_start, e.line_end or e.line_start)
+            ]
+            innermost = [e for e in touching if not any(o is not e and _inside(o, e) for o in touching)]
+            if innermost:
+                hit.update(e.id for e in innermost)
+            else:
+                hit.add(head.id)  # module-level code changed
+        return [e for e in [head, *members] if e.id in hit], cut
+
+    def _ids_with_prefix(self, scope: Scope, prefix: str) -> tuple[list[str], int]:
+        """Ids are prefix-enumerable: page through them in id order from the prefix."""
+        graph = self.service.stores.graph
+        ids: list[str] = []
+        after = prefix
+        for _ in range(FILE_SYMBOL_PAGES):
+            page = graph.run(ENTITY_HASHES, scope, EntityHashesParams(after=after, limit=HASH_PAGE)).items
+            mine = [item.id for item in page if item.id.startswith(prefix)]
+            ids += mine
+            if len(mine) < len(page) or len(page) < HASH_PAGE:
+                return ids, 0
+            after = page[-1].id
+        return ids, 1  # at least one more unread
+
+    # -- shared parts -------------------------------------------------------------------------
+
+    def _walk(
+        self,
+        scope: Scope,
+        isolation: Isolation,
+        roots: Sequence[Entity],
+        edge_types: tuple[str, ...],
+        direction: Direction,
+        depth: int,
+        limit: int,
+    ) -> Related:
+        rel = Related(roots={e.id: e for e in roots}, hops=depth)
+        ids = list(rel.roots)
+        seen: set[str] = set()
+        for batch in _chunks(ids, ROOTS_PER_CALL):
+            params = NeighbourhoodParams(
+                roots=batch,
+                edge_types=edge_types,
+                direction=direction,
+                depth=depth,
+                per_direction_limit=limit,
+                limit=bounds.NEIGHBOURHOOD_LIMIT,
+                as_of=self.service.clock(),
+            )
+            sub = self.service.stores.graph.run(NEIGHBOURHOOD, scope, params)
+            rel.cut += sub.omitted
+            for node in sub.nodes:
+                if node.entity.id in rel.roots or not isolation.admit_entity(node.entity):
+                    continue
+                known = rel.nodes.get(node.entity.id)
+                if known is None or node.depth < known[1]:
+                    rel.nodes[node.entity.id] = (node.entity, node.depth)
+            for edge in sub.edges:
+                if edge.id not in seen and isolation.admit_fact(edge):
+                    seen.add(edge.id)
+                    rel.edges.append(edge)
+        return rel
+
+    def _prepare(
+        self,
+        budget: Budget,
+        rels: dict[str, Related],
+        directions: dict[str, Direction],
+        limit: int,
+        include_ids: bool,
+        *,
+        exact: bool,
+    ) -> dict[str, list[tuple[str, list[Option]]]]:
+        """Counts, room for each direction, and the limit cuts named. `exact`: one root at depth 1,
+        where the template's cut count is the exact number of entries left out."""
+        envelope = budget.envelope
+        entries = {
+            key: self._entries(rel, directions[key], include_ids, many=len(rel.roots) > 1)
+            for key, rel in rels.items()
+        }
+        counts: dict[str, dict[str, Any]] = envelope.setdefault("counts", {})
+        for key, rel in rels.items():
+            found = len(entries[key])
+            counts[key] = {"shown": found, "found": found}
+            if rel.cut:
+                counts[key].update({"total": found + rel.cut} if exact else {"more_edges": rel.cut})
+        for key in rels:
+            budget.reserve(key)
+        for key, rel in rels.items():
+            if rel.cut:
+                note: dict[str, Any] = {"what": key, "count": rel.cut, "reason": "limit", "limit": limit}
+                if not exact:
+                    note.update(unit="edges", at_least=True)
+                budget.note(note)
+        return entries
+
+    def _fill(self, budget: Budget, entries: dict[str, list[tuple[str, list[Option]]]]) -> None:
+        """Smaller directions are placed first so that a wide fan-in cannot crowd out the rest; the
+        JSON keeps the order the directions were reserved in. What does not fit is named."""
+        envelope = budget.envelope
+        for key in sorted(entries, key=lambda k: len(entries[k])):
+            budget.place(key, entries[key])
+        for key in entries:
+            envelope["counts"][key]["shown"] = len(envelope[key])
+        if envelope["omissions"] and envelope.get("follow_up") is None:
+            envelope["follow_up"] = CUT_FOLLOW_UP
+            if not budget.fits():
+                envelope.pop("follow_up")
+
+    def _entries(
+        self, rel: Related, direction: Direction, include_ids: bool, *, many: bool
+    ) -> list[tuple[str, list[Option]]]:
+        """One entry per node: its card, the call sites (file:line, in the caller's file) of the
+        edges that reach it from the previous hop, and which entities those edges join it to."""
+        out = []
+        nodes = sorted(rel.nodes.values(), key=lambda n: (n[1], *_order(n[0])))
+        for entity, depth in nodes:
+            if direction == "in":
+                edges = [
+                    e for e in rel.edges if e.subject_id == entity.id and _prior(rel, e.object_id, depth)
+                ]
+                others = [e.object_id or "" for e in edges]
+            else:
+                edges = [
+                    e for e in rel.edges if e.object_id == entity.id and _prior(rel, e.subject_id, depth)
+                ]
+                others = [e.subject_id for e in edges]
+            card = code_card(entity, include_ids=include_ids)
+            if rel.hops > 1 or many:
+                card["depth"] = depth
+                card["via"] = sorted({_name(rel, o) for o in others})
+            sites = []
+            for edge in edges:
+                # a call site is in the caller's file; for `tested_by` the caller is the test (the object)
+                caller_id = (edge.object_id or "") if edge.predicate == TESTED_BY else edge.subject_id
+                caller = rel.entity(caller_id)
+                where = caller.path if caller and caller.path else _name(rel, caller_id)
+                sites += [f"{where}:{line}" for line in _lines(edge.value)]
+            if sites:
+                card["call_sites"] = sites[:CALL_SITES]
+                if len(sites) > CALL_SITES:
+                    card["more_call_sites"] = len(sites) - CALL_SITES
+            out.append((entity.display_name(), [Option(card)]))
+        return out
+
+    def _envelope(
+        self, op: str, scope: Scope, max_tokens: int | None, default: int, isolation: Isolation
+    ) -> tuple[dict[str, Any], Budget]:
+        return self.service._envelope(op, scope, max_tokens, default, isolation)
+
+
+def _changes(files: Sequence[str], diff: str | None) -> list[FileChange]:
+    if isinstance(files, str) or not isinstance(files, Sequence):
+        raise InputError("files must be a list of paths", field="files")
+    bounds.check_count("files", files, bounds.FILE_LIST_ENTRIES)
+    out = [FileChange(bounds.check_selector("file path", f), whole=True) for f in files]
+    if diff is not None:
+        out += parse_diff(diff)
+    if not out:
+        raise InputError("nothing changed: give a list of files or a unified diff", field="files")
+    merged: dict[str, FileChange] = {}
+    for c in out:
+        into = merged.setdefault(c.path, FileChange(c.path))
+        into.changes += c.changes
+        into.whole |= c.whole
+    return list(merged.values())
+
+
+def _inside(inner: Entity, outer: Entity) -> bool:
+    """`inner` is nested in `outer` (same file, range within)."""
+    if inner.path != outer.path or not inner.line_start or not outer.line_start:
+        return False
+    return (
+        outer.line_start <= inner.line_start
+        and (inner.line_end or inner.line_start) <= (outer.line_end or outer.line_start)
+        and (inner.line_start, inner.line_end) != (outer.line_start, outer.line_end)
+    )
+
+
+def _prior(rel: Related, entity_id: str | None, depth: int) -> bool:
+    """The edge's other end is one hop nearer the roots."""
+    if entity_id is None:
+        return False
+    if entity_id in rel.roots:
+        return depth == 1
+    known = rel.nodes.get(entity_id)
+    return known is not None and known[1] == depth - 1
+
+
+def _name(rel: Related, entity_id: str) -> str:
+    entity = rel.entity(entity_id)
+    return entity.display_name() if entity else entity_id
+
+
+def _order(entity: Entity) -> tuple[str, int, str]:
+    return (entity.path or "", entity.line_start or 0, entity.display_name())
+
+
+def _limit(limit: int) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise InputError(f"limit must be an integer, got {type(limit).__name__}", field="limit")
+    return bounds.clamp(limit, 1, bounds.PER_DIRECTION_LIMIT)
+
+
+def _match(cand: Candidate) -> dict[str, Any]:
+    match: dict[str, Any] = {"exact": cand.exact} if cand.exact else {}
+    match.update(cand.ranks)
+    if cand.score:
+        match["score"] = round(cand.score, 6)
+    return match
+
+
+__all__ = ["CODE_TYPES", "Change", "CodeOps", "code_card"]
