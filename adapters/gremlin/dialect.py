@@ -1,0 +1,228 @@
+"""The extension point under the shared Gremlin template translations.
+
+`graphctx.adapters.gremlin` translates every catalogue template into parameter-bound bytecode once.
+What differs between Gremlin servers -- how vertices and edges are identified, how times are
+encoded, the wire serializer, the schema a server needs before the first write, how its errors
+read -- is a `GremlinDialect`. The generic TinkerPop store uses `GremlinDialect` itself; the
+HugeGraph adapter subclasses it and passes its dialect to `GremlinGraphStore`:
+
+    from graphctx.adapters.gremlin import ConnectionConfig, GremlinDialect, GremlinGraphStore
+
+    class HugeGraphDialect(GremlinDialect):
+        name = "hugegraph"
+        ...
+
+    store = GremlinGraphStore(ConnectionConfig(url=..., traversal_source="__g_hugegraph"),
+                              dialect=HugeGraphDialect(...))
+
+The graph model every dialect shares (see docs/operations.md, "graphctx on a TinkerPop Gremlin Server"):
+
+* one vertex per entity, label `VERTEX_LABEL`, with the scope (tenant_id, namespace, graph_id), the
+  entity's fields (`keys.ENTITY_*`) and derived lookup keys (`name_key`: casefolded name;
+  `alias_key`: one set-cardinality value per casefolded alias; `sort_key`: hex of the UTF-8 id, so
+  the server's string order is code-point order);
+* one edge per fact, labelled with its predicate (the allowlist in graphctx.model, so a constant of
+  code), from subject to object, carrying the scope, `fact_id`, subject/object ids, `order_key` (the
+  catalogue edge order as one string) and the fact's fields. A value-only fact (no object) is a
+  self-loop on its subject flagged `literal=True`; traversals never follow literals;
+* optional fields are absent properties (never a null value); times are `encode_time` values.
+
+Every traversal starts from vertices or edges bound to the scope and re-checks the scope (`scoped`)
+on every hop and on both endpoints of every edge.
+
+Stability: this interface is what the HugeGraph adapter builds on. Changes are listed at the top of
+/work/helpers/gremlin-dialect-changes.md.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from gremlin_python.driver.serializer import GraphSONSerializersV3d0
+from gremlin_python.process.graph_traversal import GraphTraversal, GraphTraversalSource, __
+from gremlin_python.process.traversal import T
+from gremlin_python.statics import long
+
+from graphctx.errors import GraphctxError
+from graphctx.scope import Scope
+
+from . import keys
+from .binding import Binder, Op
+
+if TYPE_CHECKING:
+    from .store import GremlinGraphStore
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class ConnectionConfig:
+    """How to reach one Gremlin Server. Built by each adapter from its own settings."""
+
+    url: str
+    """ws:// or wss:// endpoint, e.g. ws://127.0.0.1:8182/gremlin."""
+    traversal_source: str = "g"
+    """The server-side traversal source alias (`g`; HugeGraph: `__g_<graph>`)."""
+    username: str = ""
+    password: str = ""
+    pool_size: int = 4
+    connect_timeout_s: float = 5.0
+    """Longest wait for the TCP connect plus the websocket handshake."""
+    read_timeout_s: float = 30.0
+    """Longest wait for a whole answer once a request is sent."""
+    retries: int = 2
+    """Extra attempts for idempotent requests (reads and upserts) after a connection failure."""
+    backoff_s: float = 0.2
+    """First pause between attempts; doubled on each further attempt."""
+    max_request_bytes: int = 48 * 1024
+    """Estimated upper bound of one request; batches are split into chunks below it (a stock Gremlin
+    Server refuses requests over its `maxContentLength`, 64 KiB by default)."""
+    transport_factory: Callable[[], Any] | None = None
+    """Override of the websocket transport (tests wrap it to inspect every request on the wire)."""
+
+
+class GremlinDialect:
+    """The generic TinkerPop dialect: caller-supplied string ids (TinkerGraph with
+    `vertexIdManager=ANY` and `edgeIdManager=ANY`, Neptune), epoch-microsecond longs for times,
+    GraphSON v3, no schema.
+
+    Subclasses override hooks; the template translations only ever call these methods.
+    """
+
+    name: ClassVar[str] = "gremlin"
+    """Store name reported by the GraphStore (`store.name`)."""
+
+    vertex_label: ClassVar[str] = keys.VERTEX_LABEL
+
+    # ---- identity ---------------------------------------------------------------------------
+
+    def vertex_id(self, scope: Scope, entity_id: str) -> Any | None:
+        """The id the vertex of `entity_id` in `scope` gets, or None when the server assigns ids
+        (then `entity_vertices`/`find_vertex` must look vertices up by properties).
+
+        Default: a JSON array of the scope and the id, so two scopes can never share a vertex."""
+        return json.dumps(
+            ["e", scope.tenant_id, scope.namespace, scope.graph_id, entity_id],
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
+
+    def edge_id(self, scope: Scope, fact_id: str) -> Any | None:
+        """The id the edge of `fact_id` in `scope` gets, or None when the server assigns edge ids
+        (then `fact_edges` must look edges up by properties)."""
+        return json.dumps(
+            ["f", scope.tenant_id, scope.namespace, scope.graph_id, fact_id],
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
+
+    def edge_label(self, predicate: str) -> str:
+        """The edge label of a predicate. `predicate` is already checked against the allowlist."""
+        return predicate
+
+    # ---- traversal building blocks ----------------------------------------------------------
+
+    def scoped(self, t: GraphTraversal, b: Binder, scope: Scope) -> GraphTraversal:
+        """Append the scope filter to a traversal positioned on entity vertices or fact edges."""
+        return (
+            t.has(keys.TENANT_ID, b(scope.tenant_id))
+            .has(keys.NAMESPACE, b(scope.namespace))
+            .has(keys.GRAPH_ID, b(scope.graph_id))
+        )
+
+    def scope_vertices(self, g: GraphTraversalSource, b: Binder, scope: Scope) -> GraphTraversal:
+        """Start: every entity vertex of the scope."""
+        return self.scoped(g.V().has_label(self.vertex_label), b, scope)
+
+    def entity_vertices(
+        self, g: GraphTraversalSource, b: Binder, scope: Scope, entity_ids: Sequence[str]
+    ) -> GraphTraversal:
+        """Start: the scope's entity vertices among `entity_ids` (each at most once, any order).
+        `entity_ids` is non-empty and de-duplicated."""
+        vids = [self.vertex_id(scope, i) for i in entity_ids]
+        if any(v is None for v in vids):
+            t = self.has_any(g.V().has_label(self.vertex_label), b, keys.ENTITY_ID, entity_ids)
+        else:
+            t = g.V(b(vids)).has_label(self.vertex_label)
+        return self.scoped(t, b, scope)
+
+    def find_vertex(self, b: Binder, scope: Scope, entity_id: str) -> GraphTraversal:
+        """Anonymous, mid-traversal: the scope's vertex of `entity_id` (or nothing)."""
+        vid = self.vertex_id(scope, entity_id)
+        if vid is None:
+            t = __.V().has_label(self.vertex_label).has(keys.ENTITY_ID, b(entity_id))
+        else:
+            t = __.V(b(vid)).has_label(self.vertex_label)
+        return self.scoped(t, b, scope)
+
+    def new_vertex(self, b: Binder, scope: Scope, entity_id: str) -> GraphTraversal:
+        """Anonymous: add the vertex of `entity_id` with its identity set (id and/or the properties
+        the server needs at creation, e.g. primary keys). The caller then sets every property,
+        scope included, with `property()` steps."""
+        t = __.add_v(self.vertex_label)
+        vid = self.vertex_id(scope, entity_id)
+        if vid is not None:
+            t = t.property(T.id, b(vid))
+        return t
+
+    def fact_edges(
+        self, g: GraphTraversalSource, b: Binder, scope: Scope, fact_ids: Sequence[str]
+    ) -> GraphTraversal:
+        """Start: the scope's fact edges among `fact_ids` (non-empty, de-duplicated)."""
+        eids = [self.edge_id(scope, i) for i in fact_ids]
+        by_id = all(e is not None for e in eids)
+        t = g.E(b(eids)) if by_id else self.has_any(g.E(), b, keys.FACT_ID, fact_ids)
+        return self.scoped(t, b, scope)
+
+    def edge_identity(self, t: GraphTraversal, b: Binder, scope: Scope, fact_id: str) -> GraphTraversal:
+        """Append to an `addE()` step what identifies the new edge (its id, when ids are supplied).
+        The caller then sets every property, `fact_id` and the scope included."""
+        eid = self.edge_id(scope, fact_id)
+        return t if eid is None else t.property(T.id, b(eid))
+
+    def has_any(self, t: GraphTraversal, b: Binder, key: str, values: Sequence[Any]) -> GraphTraversal:
+        """Keep elements whose `key` equals one of `values` (non-empty). Used on the scoped start
+        (qualified_name, name_key, alias_key -- a set-cardinality key -- and, without supplied ids,
+        entity_id / fact_id). Default: an or() of bound equalities (Binder.has_any)."""
+        return b.has_any(t, key, values)
+
+    def compare(self, t: GraphTraversal, b: Binder, key: str, op: Op, value: Any) -> GraphTraversal:
+        """Keep elements whose `key` is `op` `value`; elements without `key` are dropped. Used on the
+        scoped start (sort_key > after) and on anonymous traversals inside or() (validity of fact
+        edges). Default: Binder.compare (value bound as a traversal side effect)."""
+        return b.compare(t, key, op, value)
+
+    edge_identity_keys: ClassVar[frozenset[str]] = frozenset()
+    """Edge properties `edge_identity` already sets (e.g. a sort key a server refuses to set twice);
+    the shared translations do not set them again."""
+
+    # ---- values -----------------------------------------------------------------------------
+
+    def encode_time(self, value: datetime) -> Any:
+        """A stored time. Must order like the instant (the validity filters compare on the server).
+        Default: microseconds since the epoch as a long; a naive datetime is UTC."""
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        return long((value - _EPOCH) // timedelta(microseconds=1))
+
+    def decode_time(self, value: Any) -> datetime:
+        return _EPOCH + timedelta(microseconds=int(value))
+
+    # ---- wire, schema, errors ---------------------------------------------------------------
+
+    def message_serializer(self) -> Any:
+        """The driver's message serializer. Default GraphSON v3 (HugeGraph adds its id types)."""
+        return GraphSONSerializersV3d0()
+
+    def ensure_schema(self, store: GremlinGraphStore) -> None:
+        """Create what the server needs before the first write (property keys, labels, indexes);
+        idempotent. TinkerGraph is schemaless: nothing to do."""
+
+    def translate_error(self, exc: BaseException) -> GraphctxError | None:
+        """A typed error for a server error this dialect recognises, or None for the default mapping
+        (BackendError naming the server and the template)."""
+        return None

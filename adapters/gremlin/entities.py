@@ -1,0 +1,186 @@
+"""Entity templates: upsert, hydrate, exact lookup, delete, hash pages."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from gremlin_python.process.graph_traversal import __
+from gremlin_python.process.traversal import Cardinality
+from gremlin_python.process.traversal import Scope as Local
+
+from graphctx.errors import InputError
+from graphctx.model import Entity, IndexedHash
+from graphctx.scope import Scope
+from graphctx.templates import (
+    DeleteResult,
+    EntityFindExactParams,
+    EntityHashesParams,
+    ExactField,
+    ExactMatch,
+    ExactMatches,
+    HashPage,
+    UpsertResult,
+)
+
+from . import codec, keys
+from .binding import Binder
+from .context import Ctx, chunks, id_cost, write_in_chunks
+
+_ID_CHUNK = 200  # ids per lookup request (each id is bound once, with its scope-derived vertex id)
+
+
+def get_by_ids(ctx: Ctx, scope: Scope, ids: Sequence[str]) -> list[Entity]:
+    """In the order given, each once; ids absent from the scope are absent. One request per chunk."""
+    wanted = codec.unique(ids)
+    found: dict[str, Entity] = {}
+    for run in chunks(wanted, ctx, id_cost(scope)):
+        for part in (run[i : i + _ID_CHUNK] for i in range(0, len(run), _ID_CHUNK)):
+            b = Binder()
+            t = ctx.dialect.entity_vertices(ctx.g, b, scope, part).value_map(*keys.ENTITY_KEYS)
+            for props in ctx.read(t, b, "entity.get_by_ids"):
+                e = codec.entity(codec.flat(props), ctx.dialect)
+                found[e.id] = e
+    return [found[i] for i in wanted if i in found]
+
+
+def upsert(ctx: Ctx, scope: Scope, entities: Sequence[Entity], now: datetime) -> UpsertResult:
+    """Insert or replace by id; an entity equal in every stored field is left untouched. One read
+    of what exists, then one idempotent write per chunk of changed entities."""
+    for e in entities:
+        codec.check_owner(e, scope)
+    state: dict[str, Entity] = {e.id: e for e in get_by_ids(ctx, scope, [e.id for e in entities])}
+    pending: dict[str, Entity] = {}
+    created = updated = unchanged = 0
+    for e in entities:  # in batch order, so a repeated id is compared with its earlier version
+        row = state.get(e.id)
+        if row is not None and codec.same_entity(row, e):
+            unchanged += 1
+            continue
+        created_at = row.created_at if row is not None else e.created_at or now
+        new = e.model_copy(update={"created_at": created_at, "updated_at": e.updated_at or now})
+        state[e.id] = pending[e.id] = new
+        if row is None:
+            created += 1
+        else:
+            updated += 1
+    if pending:
+        _write_entities(ctx, scope, list(pending.values()))
+    return UpsertResult(created=created, updated=updated, unchanged=unchanged)
+
+
+def _write_entities(ctx: Ctx, scope: Scope, entities: Sequence[Entity]) -> None:
+    b = Binder()
+    d = ctx.dialect
+    pieces = []
+    for e in entities:
+        one = __.coalesce(d.find_vertex(b, scope, e.id), d.new_vertex(b, scope, e.id))
+        # optional fields and aliases a new version may lack go first, then every value is set
+        one = one.side_effect(__.properties(*keys.ENTITY_OPTIONAL, keys.ALIAS_KEY).drop())
+        for key, value in codec.entity_props(e, scope, d).items():
+            if value is not None:
+                one = one.property(key, b(value))
+        for alias in codec.alias_keys(e.aliases):
+            one = one.property(Cardinality.set_, keys.ALIAS_KEY, b(alias))
+        pieces.append(one)
+    write_in_chunks(ctx, b, pieces, "entity.upsert")
+
+
+_RANK: tuple[ExactField, ...] = ("id", "qualified_name", "name", "alias")
+_CASEFOLDED = frozenset({"name", "alias"})
+_FIELD_KEY = {"qualified_name": keys.QUALIFIED_NAME, "name": keys.NAME_KEY, "alias": keys.ALIAS_KEY}
+
+
+def find_exact(ctx: Ctx, scope: Scope, p: EntityFindExactParams) -> ExactMatches:
+    """Each entity once, under its best field; ordered by field rank, then entity id. One request
+    per field asked for, in rank order, until the page is full."""
+    values = codec.unique(p.values)
+    folded: dict[str, str] = {}  # casefold key -> first given value with that key
+    for v in values:
+        folded.setdefault(v.casefold(), v)
+    matches: list[ExactMatch] = []
+    seen: set[str] = set()
+    for field in (f for f in _RANK if f in p.fields):
+        if len(matches) >= p.limit:
+            break
+        probes = list(folded) if field in _CASEFOLDED else values
+        if not probes:
+            continue
+        # entities matched under a better field are skipped, so fetch enough to fill the page
+        found = _find_field(ctx, scope, field, probes, p.limit + len(seen))
+        for e in found:
+            if e.id in seen:
+                continue
+            seen.add(e.id)
+            probe = probes[min(_probe_positions(field, e, probes))]
+            value = folded[probe] if field in _CASEFOLDED else probe
+            matches.append(ExactMatch(entity=e, field=field, value=value))
+    return ExactMatches(matches=tuple(matches[: p.limit]))
+
+
+def _find_field(ctx: Ctx, scope: Scope, field: ExactField, probes: list[str], limit: int) -> list[Entity]:
+    """The `limit` entities of smallest id whose `field` equals one of the probes."""
+    b = Binder()
+    if field == "id":
+        t = ctx.dialect.entity_vertices(ctx.g, b, scope, probes)
+    else:
+        t = ctx.dialect.has_any(ctx.dialect.scope_vertices(ctx.g, b, scope), b, _FIELD_KEY[field], probes)
+    t = t.order().by(keys.SORT_KEY).limit(b.long(limit)).value_map(*keys.ENTITY_KEYS)
+    found = [codec.entity(codec.flat(props), ctx.dialect) for props in ctx.read(t, b, "entity.find_exact")]
+    return sorted(found, key=lambda e: e.id)
+
+
+def _probe_positions(field: ExactField, e: Entity, probes: list[str]) -> list[int]:
+    if field == "id":
+        have = {e.id}
+    elif field == "qualified_name":
+        have = {e.qualified_name or ""} if e.qualified_name is not None else set()
+    elif field == "name":
+        have = {e.name.casefold()}
+    else:
+        have = set(codec.alias_keys(e.aliases))
+    return [i for i, probe in enumerate(probes) if probe in have]
+
+
+def delete(ctx: Ctx, scope: Scope, ids: Sequence[str]) -> DeleteResult:
+    """Count the entities and the facts touching them, then drop the vertices (their edges go with
+    them). Two requests per chunk; the drop is not retried."""
+    deleted = facts = 0
+    for run in chunks(codec.unique(ids), ctx, id_cost(scope)):
+        b = Binder()
+        count = (
+            ctx.dialect.entity_vertices(ctx.g, b, scope, run)
+            .fold()
+            .project("entities", "facts")
+            .by(__.count(Local.local))
+            .by(ctx.dialect.scoped(__.unfold().both_e(), b, scope).dedup().count())
+        )
+        (counts,) = ctx.read(count, b, "entity.delete")
+        if counts["entities"]:
+            b = Binder()
+            ctx.write(
+                ctx.dialect.entity_vertices(ctx.g, b, scope, run).drop(), b, "entity.delete", idempotent=False
+            )
+        deleted += counts["entities"]
+        facts += counts["facts"]
+    return DeleteResult(deleted=deleted, facts_removed=facts)
+
+
+def hashes(ctx: Ctx, scope: Scope, p: EntityHashesParams) -> HashPage:
+    """One page in id order after `p.after`: the sort key makes the server's order code-point order."""
+    if not codec.usable(p.after):
+        raise InputError("entity.hashes `after` must be valid text without NUL", field="after")
+    b = Binder()
+    t = ctx.dialect.scope_vertices(ctx.g, b, scope)
+    if p.after:  # every id is greater than ""
+        t = ctx.dialect.compare(t, b, keys.SORT_KEY, "gt", codec.sort_key(p.after))
+    t = (
+        t.order()
+        .by(keys.SORT_KEY)
+        .limit(b.long(p.limit))
+        .project("id", "hash")
+        .by(keys.ENTITY_ID)
+        .by(keys.CONTENT_HASH)
+    )
+    rows = ctx.read(t, b, "entity.hashes")
+    return HashPage(items=tuple(IndexedHash(id=r["id"], content_hash=r["hash"]) for r in rows))

@@ -1,0 +1,169 @@
+"""Fact templates: upsert, invalidate, facts from roots."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from gremlin_python.process.graph_traversal import GraphTraversal, __
+
+from graphctx.errors import NotFound
+from graphctx.model import Fact
+from graphctx.scope import Scope
+from graphctx.templates import CountResult, FactInvalidateParams, FactList, FactsFromRootsParams, UpsertResult
+
+from . import codec, keys
+from .binding import Binder
+from .context import Ctx, chunks, id_cost, label, labels, not_literal, valid_at, write_in_chunks
+
+
+def existing_ids(ctx: Ctx, scope: Scope, ids: Sequence[str]) -> set[str]:
+    out: set[str] = set()
+    for run in chunks(codec.unique(ids), ctx, id_cost(scope)):
+        b = Binder()
+        t = ctx.dialect.entity_vertices(ctx.g, b, scope, run).values(keys.ENTITY_ID)
+        out.update(ctx.read(t, b, "fact.upsert"))
+    return out
+
+
+def stored_facts(ctx: Ctx, scope: Scope, ids: Sequence[str], what: str) -> dict[str, Fact]:
+    out: dict[str, Fact] = {}
+    for run in chunks(codec.unique(ids), ctx, id_cost(scope)):
+        b = Binder()
+        t = ctx.dialect.fact_edges(ctx.g, b, scope, run).value_map(*keys.FACT_KEYS)
+        for props in ctx.read(t, b, what):
+            f = codec.fact(codec.flat(props), ctx.dialect)
+            out[f.id] = f
+    return out
+
+
+def upsert(ctx: Ctx, scope: Scope, facts: Sequence[Fact], now: datetime) -> UpsertResult:
+    """Both endpoints must exist in the scope (checked before any write, so a dangling endpoint
+    changes nothing). Reads: endpoints, stored versions; then one idempotent write per chunk."""
+    for f in facts:
+        codec.check_owner(f, scope)
+    endpoints = [e for f in facts for e in (f.subject_id, f.object_id) if e is not None]
+    present = existing_ids(ctx, scope, endpoints) if endpoints else set()
+    for f in facts:
+        for endpoint in (f.subject_id, f.object_id):
+            if endpoint is not None and endpoint not in present:
+                raise NotFound(
+                    f"fact {f.id[:80]!r} needs entity {endpoint[:80]!r}, which does not exist in this scope",
+                    entity_id=endpoint,
+                    fact_id=f.id,
+                )
+    stored = stored_facts(ctx, scope, [f.id for f in facts], "fact.upsert") if facts else {}
+    state = dict(stored)
+    pending: dict[str, tuple[Fact, Fact | None]] = {}  # id -> (new version, version on the server)
+    created = updated = unchanged = 0
+    for f in facts:
+        row = state.get(f.id)
+        if row is not None and codec.same_fact(row, f):
+            unchanged += 1
+            continue
+        created_at = row.created_at if row is not None else f.created_at or now
+        new = f.model_copy(update={"created_at": created_at, "updated_at": f.updated_at or now})
+        state[f.id] = new
+        pending[f.id] = (new, stored.get(f.id))
+        if row is None:
+            created += 1
+        else:
+            updated += 1
+    if pending:
+        _write_facts(ctx, scope, list(pending.values()))
+    return UpsertResult(created=created, updated=updated, unchanged=unchanged)
+
+
+def _drop_edge(
+    ctx: Ctx, b: Binder, scope: Scope, subject_id: str, predicate: str, fact_id: str
+) -> GraphTraversal:
+    d = ctx.dialect
+    edges = d.find_vertex(b, scope, subject_id).out_e(label(ctx, predicate)).has(keys.FACT_ID, b(fact_id))
+    return d.scoped(edges, b, scope).drop()
+
+
+def _write_facts(ctx: Ctx, scope: Scope, run: Sequence[tuple[Fact, Fact | None]]) -> None:
+    """Drop any edge of the fact id (where the stored and the new version hang), then add the new
+    version: running it twice leaves the same graph, so it is safe to retry."""
+    b = Binder()
+    d = ctx.dialect
+    pieces = []
+    for f, old in run:
+        # one piece per fact: its drops and its add always travel in the same request
+        one = __.side_effect(_drop_edge(ctx, b, scope, f.subject_id, f.predicate, f.id))
+        if old is not None and (old.subject_id, old.predicate) != (f.subject_id, f.predicate):
+            one = one.side_effect(_drop_edge(ctx, b, scope, old.subject_id, old.predicate, f.id))
+        target = d.find_vertex(b, scope, f.object_id or f.subject_id)  # a value-only fact loops
+        add = d.edge_identity(
+            d.find_vertex(b, scope, f.subject_id).add_e(label(ctx, f.predicate)).to(target), b, scope, f.id
+        )
+        for key, value in codec.fact_props(f, scope, d).items():
+            if value is not None and key not in d.edge_identity_keys:
+                add = add.property(key, b(value))
+        pieces.append(one.side_effect(add))
+    write_in_chunks(ctx, b, pieces, "fact.upsert")
+
+
+def invalidate(ctx: Ctx, scope: Scope, p: FactInvalidateParams, now: datetime) -> CountResult:
+    """Only ever shortens validity: a later valid_to never revives a closed fact. One request per
+    chunk, not retried (its count is only right once)."""
+    d = ctx.dialect
+    end, stamp = d.encode_time(p.valid_to), d.encode_time(now)
+    count = 0
+    for run in chunks(codec.unique(p.ids), ctx, id_cost(scope)):
+        b = Binder()
+        t = (
+            d.fact_edges(ctx.g, b, scope, run)
+            .or_(__.has_not(keys.VALID_TO), d.compare(__.identity(), b, keys.VALID_TO, "gt", end))
+            .property(keys.VALID_TO, b(end))
+            .property(keys.UPDATED_AT, b(stamp))
+            .count()
+        )
+        (n,) = ctx.write(t, b, "fact.invalidate", idempotent=False)
+        count += n
+    return CountResult(count=count)
+
+
+def fact_edges_from(
+    ctx: Ctx,
+    b: Binder,
+    scope: Scope,
+    direction: str,
+    predicates: Sequence[str],
+    when: object | None,
+    *,
+    literals: bool = False,
+) -> GraphTraversal:
+    """Anonymous, from entity vertices: the fact edges leaving (`out`) or entering (`in`) them, of the
+    allowed predicates (none: all), valid at `when` (None: any), whose far endpoint is an entity of
+    the scope. Value-only facts (self-loops) only with `literals`, and only leaving their subject."""
+    d = ctx.dialect
+    step = __.out_e(*labels(ctx, predicates)) if direction == "out" else __.in_e(*labels(ctx, predicates))
+    t = d.scoped(step, b, scope)
+    if direction == "in" or not literals:
+        t = not_literal(t)
+    if when is not None:
+        t = valid_at(ctx, t, b, when)
+    far = __.in_v() if direction == "out" else __.out_v()
+    return t.where(d.scoped(far.has_label(d.vertex_label), b, scope))
+
+
+def from_roots(ctx: Ctx, scope: Scope, p: FactsFromRootsParams, now: datetime) -> FactList:
+    """One request: both directions unioned, deduplicated, ordered by the catalogue's edge order on
+    the server and cut at limit + 1 (the extra one tells whether the answer was cut)."""
+    roots = codec.unique(p.roots)
+    if not roots:
+        return FactList()
+    d = ctx.dialect
+    b = Binder()
+    when = None if p.include_invalid else d.encode_time(p.as_of or now)
+    legs = [
+        fact_edges_from(ctx, b, scope, direction, p.predicates, when, literals=True)
+        for direction in {"out": ("out",), "in": ("in",), "both": ("out", "in")}[p.direction]
+    ]
+    t = d.entity_vertices(ctx.g, b, scope, roots)
+    t = t.union(*legs) if len(legs) > 1 else t.flat_map(legs[0])
+    t = t.dedup().order().by(keys.ORDER_KEY).limit(b.long(p.limit + 1)).value_map(*keys.FACT_KEYS)
+    found = [codec.fact(codec.flat(props), d) for props in ctx.read(t, b, "fact.from_roots")]
+    ordered = sorted(found, key=codec.fact_order)
+    return FactList(facts=tuple(ordered[: p.limit]), truncated=len(ordered) > p.limit)

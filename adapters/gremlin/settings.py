@@ -1,0 +1,48 @@
+"""Settings of the generic Gremlin adapter: GRAPHCTX_GREMLIN_* environment variables."""
+
+from __future__ import annotations
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from .dialect import ConnectionConfig
+
+
+class GremlinSettings(BaseSettings):
+    """Every field can be set as GRAPHCTX_GREMLIN_<FIELD> (for example GRAPHCTX_GREMLIN_URL)."""
+
+    model_config = SettingsConfigDict(env_prefix="GRAPHCTX_GREMLIN_", extra="ignore")
+
+    url: str = Field(default="ws://127.0.0.1:8182/gremlin", description="Gremlin Server websocket URL.")
+    traversal_source: str = Field(default="g", description="Server-side traversal source alias.")
+    username: str = Field(default="", description="Basic/SASL user name (empty: no auth).")
+    password: SecretStr = Field(default=SecretStr(""), description="Password for `username`.")
+    pool_size: int = Field(default=4, ge=1, le=64, description="Websocket connections in the pool.")
+    connect_timeout_s: float = Field(default=5.0, gt=0, le=120, description="Connect + handshake bound.")
+    read_timeout_s: float | None = Field(
+        default=None, gt=0, le=600, description="Bound on one answer; default: the operation deadline."
+    )
+    retries: int = Field(default=2, ge=0, le=10, description="Retries of idempotent requests.")
+    backoff_s: float = Field(default=0.2, ge=0, le=30, description="First pause between retries.")
+    max_request_kib: int = Field(
+        default=48,
+        ge=8,
+        le=65536,
+        description="Budget of one request; batches are chunked (a stock server takes 64 KiB).",
+    )
+
+    def connection(self, deadline_s: float = 10.0) -> ConnectionConfig:
+        """`deadline_s` (the core Settings' operation deadline) bounds a read when
+        `read_timeout_s` is unset: no single request may outlive the operation it serves."""
+        return ConnectionConfig(
+            url=self.url,
+            traversal_source=self.traversal_source,
+            username=self.username,
+            password=self.password.get_secret_value(),
+            pool_size=self.pool_size,
+            connect_timeout_s=self.connect_timeout_s,
+            read_timeout_s=self.read_timeout_s or deadline_s,
+            retries=self.retries,
+            backoff_s=self.backoff_s,
+            max_request_bytes=self.max_request_kib * 1024,
+        )
