@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from gremlin_python.driver.serializer import GraphSONSerializersV3d0
 from gremlin_python.process.graph_traversal import GraphTraversal, GraphTraversalSource, __
-from gremlin_python.process.traversal import T
+from gremlin_python.process.traversal import Cardinality, T
 from gremlin_python.statics import long
 
 from graphctx.errors import GraphctxError
@@ -189,6 +189,23 @@ class GremlinDialect:
         (qualified_name, name_key, alias_key -- a set-cardinality key -- and, without supplied ids,
         entity_id / fact_id). Default: an or() of bound equalities (Binder.has_any)."""
         return b.has_any(t, key, values)
+
+    def find_any(
+        self, g: GraphTraversalSource, b: Binder, scope: Scope, key: str, values: Sequence[Any]
+    ) -> GraphTraversal:
+        """Start: the scope's entity vertices whose `key` (qualified_name, name_key, alias_key) equals
+        one of `values` (find_exact). Default: `has_any` on `scope_vertices`. (Added for HugeGraph,
+        whose alias lookups go through an index of their own.)"""
+        return self.has_any(self.scope_vertices(g, b, scope), b, key, values)
+
+    def set_aliases(
+        self, t: GraphTraversal, b: Binder, scope: Scope, entity_id: str, alias_keys: Sequence[str]
+    ) -> GraphTraversal:
+        """Append to an entity-vertex traversal what stores its alias keys (the old ones are already
+        dropped). Default: one set-cardinality `alias_key` value each."""
+        for alias in alias_keys:
+            t = t.property(Cardinality.set_, keys.ALIAS_KEY, b(alias))
+        return t
 
     def compare(self, t: GraphTraversal, b: Binder, key: str, op: Op, value: Any) -> GraphTraversal:
         """Keep elements whose `key` is `op` `value`; elements without `key` are dropped. Used on the

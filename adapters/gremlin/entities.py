@@ -6,7 +6,6 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from gremlin_python.process.graph_traversal import __
-from gremlin_python.process.traversal import Cardinality
 from gremlin_python.process.traversal import Scope as Local
 
 from graphctx.errors import InputError
@@ -80,8 +79,7 @@ def _write_entities(ctx: Ctx, scope: Scope, entities: Sequence[Entity]) -> None:
         for key, value in codec.entity_props(e, scope, d).items():
             if value is not None:
                 one = one.property(key, b(value))
-        for alias in codec.alias_keys(e.aliases):
-            one = one.property(Cardinality.set_, keys.ALIAS_KEY, b(alias))
+        one = d.set_aliases(one, b, scope, e.id, codec.alias_keys(e.aliases))
         pieces.append(one)
     write_in_chunks(ctx, b, pieces, "entity.upsert")
 
@@ -124,7 +122,7 @@ def _find_field(ctx: Ctx, scope: Scope, field: ExactField, probes: list[str], li
     if field == "id":
         t = ctx.dialect.entity_vertices(ctx.g, b, scope, probes)
     else:
-        t = ctx.dialect.has_any(ctx.dialect.scope_vertices(ctx.g, b, scope), b, _FIELD_KEY[field], probes)
+        t = ctx.dialect.find_any(ctx.g, b, scope, _FIELD_KEY[field], probes)
     t = t.order().by(keys.SORT_KEY).limit(b.long(limit)).value_map(*keys.ENTITY_KEYS)
     found = [codec.entity(codec.flat(props), ctx.dialect) for props in ctx.read(t, b, "entity.find_exact")]
     return sorted(found, key=lambda e: e.id)

@@ -1,0 +1,321 @@
+"""The HugeGraph adapter under attack: what goes over the wire (Gremlin and REST), servers that are down
+or silent, and the schema bootstrap run again, raced and contradicted.
+
+Tests that need the live server (GRAPHCTX_TEST_HUGEGRAPH_URL, `source compose/native/env.sh`) skip
+without it, saying so (with GRAPHCTX_REQUIRE_SERVERS=1 they fail instead). The rest need no server.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import requests
+
+from graphctx import templates as t
+from graphctx.adapters.hugegraph import HugeGraphSettings, HugeGraphStore, RestClient, schema
+from graphctx.contracts import datasets
+from graphctx.errors import BackendError, BackendUnavailable, ConfigError
+from graphctx.model import PREDICATES, Entity
+from graphctx.scope import Scope
+from tests.adapters.test_gremlin import (
+    _STEP_CONSTANTS,
+    _bound_strings,
+    _finishes,
+    _free_port,
+    _outside_bindings,
+    _Proxy,
+    _Recorder,
+    _run_every_template,
+    silent_server,  # noqa: F401 - a fixture, used by name
+)
+
+URL = os.environ.get("GRAPHCTX_TEST_HUGEGRAPH_URL", "")
+GREMLIN_URL = os.environ.get("GRAPHCTX_TEST_HUGEGRAPH_GREMLIN_URL", "ws://127.0.0.1:18182/gremlin")
+
+
+@pytest.fixture
+def live() -> HugeGraphSettings:
+    if URL:
+        return HugeGraphSettings(url=URL, gremlin_url=GREMLIN_URL, pool_size=2)
+    if os.environ.get("GRAPHCTX_REQUIRE_SERVERS") == "1":
+        pytest.fail("GRAPHCTX_REQUIRE_SERVERS=1 but GRAPHCTX_TEST_HUGEGRAPH_URL is not set")
+    pytest.skip("needs HugeGraph: GRAPHCTX_TEST_HUGEGRAPH_URL is not set (source compose/native/env.sh)")
+
+
+def _scope() -> Scope:
+    return Scope(f"hg-{uuid.uuid4().hex[:10]}", "adv")
+
+
+# ---- (a) Gremlin: every request, as sent ------------------------------------------------------
+
+
+def test_no_user_value_outside_a_binding(live: HugeGraphSettings) -> None:
+    """Every template with injection payloads in every field: each scalar outside a binding is a
+    constant of the adapter (keys, labels, the sort key name), and every payload travels bound."""
+    recorder = _Recorder()
+    store = HugeGraphStore(live, transport_factory=recorder.factory)
+    store.ensure_schema()
+    scope = _scope()
+    try:
+        _run_every_template(store, scope)
+    finally:
+        store.close()
+    requests = recorder.requests()
+    assert len(requests) == store.round_trips > 12
+    constants = {
+        *_STEP_CONSTANTS,
+        schema.FACT_KEY,
+        schema.ALIAS_LABEL,
+        schema.ALIAS_EDGE,
+        schema.ALIAS_VALUE,
+        schema.ALIAS_SCOPE,
+    }
+    user_values = {*datasets.INJECTION_PAYLOADS, scope.tenant_id, scope.namespace}
+    for request in requests:
+        assert request["op"] == "bytecode", request["op"]  # never a Groovy script
+        assert request["args"]["aliases"] == {"g": live.traversal_source}
+        outside: list[Any] = []
+        _outside_bindings(request["args"]["gremlin"], outside)
+        for value in outside:
+            if isinstance(value, str):
+                assert value in constants or value.startswith("_b"), f"unbound string {value!r}"
+                assert value not in user_values
+            else:
+                assert value in (0, False, None), f"unbound value {value!r}"
+    bound: list[str] = []
+    for request in requests:
+        _bound_strings(request["args"]["gremlin"], bound)
+    joined = "\n".join(bound)
+    for payload in datasets.INJECTION_PAYLOADS[:-1]:
+        assert json.dumps(payload, ensure_ascii=False)[1:-1] in joined, payload
+
+
+# ---- (b) REST: the schema bootstrap -----------------------------------------------------------
+
+
+class _FakeRest(RestClient):
+    """A REST client whose server is a dict: records every request, answers like HugeGraph 1.5."""
+
+    def __init__(self, have: dict[str, list[dict[str, Any]]] | None = None, task_status: str = "success"):
+        super().__init__(HugeGraphSettings(url="http://127.0.0.1:9"))
+        self.have = have or {}
+        self.task_status = task_status
+        self.sent: list[tuple[str, str, dict[str, Any] | None]] = []
+
+    def get(self, path: str) -> dict[str, Any] | None:
+        self.sent.append(("GET", path, None))
+        if path == "schema":
+            return {k: list(v) for k, v in self.have.items()}
+        return {"task_status": self.task_status, "task_result": "boom"}
+
+    def post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        self.sent.append(("POST", path, body))
+        kind = path.removeprefix("schema/")
+        self.have.setdefault(kind, []).append({**body, "id": len(self.have.get(kind, [])) + 1})
+        return {"task_id": 7} if kind == "indexlabels" else body
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield k
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+def test_schema_requests_carry_only_constant_names() -> None:
+    """Every path and every string of every schema request is a name from the adapter's code."""
+    rest = _FakeRest()
+    created = schema.ensure(rest, task_timeout_s=5, sleep=lambda s: None)
+    names = {e.name for e in schema.declared(schema.padding_labels(1, len(PREDICATES)))}
+    allowed = {
+        *names, *schema.PROPERTY_KEYS, *PREDICATES, "entity", "check_exist",
+        "name", "data_type", "cardinality", "id_strategy", "properties", "nullable_keys",
+        "enable_label_index", "source_label", "target_label", "frequency", "sort_keys", "base_type",
+        "base_value", "index_type", "fields", "TEXT", "LONG", "DOUBLE", "BOOLEAN", "SINGLE", "SET",
+        "CUSTOMIZE_STRING", "MULTIPLE", "SECONDARY", "VERTEX_LABEL", "EDGE_LABEL",
+    }  # fmt: skip
+    posts = [(path, body) for method, path, body in rest.sent if method == "POST"]
+    assert created == len(posts) == len(names)
+    for path, body in posts:
+        assert path in (
+            "schema/propertykeys",
+            "schema/vertexlabels",
+            "schema/edgelabels",
+            "schema/indexlabels",
+        )
+        assert body is not None and body["check_exist"] is False  # HugeGraph accepts an identical twin
+        assert set(_strings(body)) <= allowed, set(_strings(body)) - allowed
+    # the padding labels come first so that the predicate labels' ids share one width (ids 10..42)
+    edge_posts = [b["name"] for p, b in posts if p == "schema/edgelabels"]
+    assert edge_posts[:9] == [f"{schema.PAD_PREFIX}{i}" for i in range(1, 10)]
+    assert sum(1 for m, p, _ in rest.sent if m == "GET" and p.startswith("tasks/")) == len(
+        schema.index_labels()
+    )
+
+
+def test_schema_second_run_creates_nothing() -> None:
+    rest = _FakeRest()
+    schema.ensure(rest, task_timeout_s=5, sleep=lambda s: None)
+    rest.sent.clear()
+    assert schema.ensure(rest, task_timeout_s=5, sleep=lambda s: None) == 0
+    assert rest.sent == [("GET", "schema", None)]
+
+
+def test_schema_conflict_is_a_config_error_and_writes_nothing() -> None:
+    """A graph whose fact labels were made by someone else (SINGLE frequency) is refused up front."""
+    clash = {**schema.edge_labels()[0], "frequency": "SINGLE", "id": 1}
+    rest = _FakeRest({"edgelabels": [clash]})
+    with pytest.raises(ConfigError, match="frequency"):
+        schema.ensure(rest, task_timeout_s=5, sleep=lambda s: None)
+    assert [m for m, _, _ in rest.sent] == ["GET"]
+
+
+@pytest.mark.parametrize(("status", "match"), [("failed", "ended failed"), ("running", "did not finish")])
+def test_schema_index_task_failure_or_timeout_is_a_backend_error(status: str, match: str) -> None:
+    rest = _FakeRest(task_status=status)
+    with pytest.raises(BackendError, match=match):
+        schema.ensure(rest, task_timeout_s=0.01, sleep=lambda s: None)
+
+
+@pytest.fixture
+def fresh_graph(live: HugeGraphSettings) -> Iterator[HugeGraphSettings]:
+    """A new, empty graph on the live server (HugeGraph's clone API), dropped afterwards."""
+    name = f"graphctx_t{uuid.uuid4().hex[:8]}"
+    base = live.url.rstrip("/")
+    created = requests.post(f"{base}/graphs/{name}", params={"clone_graph_name": live.graph}, timeout=30)
+    assert created.ok, created.text
+    yield live.model_copy(update={"graph": name})
+    requests.delete(
+        f"{base}/graphs/{name}", params={"confirm_message": "I'm sure to drop the graph"}, timeout=30
+    )
+
+
+def test_schema_first_start_concurrent_then_idempotent(fresh_graph: HugeGraphSettings) -> None:
+    """Three processes bootstrap one empty graph at once: all succeed, the schema is complete, the
+    predicate labels' ids share one width, and a later bootstrap sends one GET and creates nothing."""
+    errors: list[BaseException] = []
+
+    def bootstrap() -> None:
+        rest = RestClient(fresh_graph)
+        try:
+            schema.ensure(rest, task_timeout_s=60)
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            rest.close()
+
+    threads = [threading.Thread(target=bootstrap) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert not errors, errors
+    rest = RestClient(fresh_graph)
+    seen: list[tuple[str, str]] = []
+    rest.observers.append(lambda request: seen.append((str(request.method), str(request.url))))
+    try:
+        have = schema.existing(rest)
+        assert schema.ensure(rest, task_timeout_s=60) == 0
+    finally:
+        rest.close()
+    assert seen[-1:] == [("GET", f"{fresh_graph.graph_path}/schema")] and len(seen) == 2
+    for element in schema.declared():
+        assert element.name in have[element.kind], element.name
+    widths = {len(str(have["edgelabels"][p]["id"])) for p in PREDICATES}
+    assert len(widths) == 1, widths
+    assert all(il["status"] == "CREATED" for il in have["indexlabels"].values())
+
+
+# ---- (c) down and silent servers --------------------------------------------------------------
+
+
+def test_rest_down_is_backend_unavailable_naming_the_url() -> None:
+    port = _free_port()
+    store = HugeGraphStore(HugeGraphSettings(url=f"http://127.0.0.1:{port}", retries=0))
+    error = _finishes(store.ensure_schema)
+    assert isinstance(error, BackendUnavailable), error
+    assert f"127.0.0.1:{port}" in error.message
+    store.close()
+
+
+def test_rest_silent_is_backend_unavailable(silent_server: int) -> None:  # noqa: F811
+    settings = HugeGraphSettings(url=f"http://127.0.0.1:{silent_server}", read_timeout_s=0.5, retries=0)
+    store = HugeGraphStore(settings)
+    error = _finishes(store.ensure_schema)
+    assert isinstance(error, BackendUnavailable), error
+    store.close()
+
+
+def test_gremlin_down_is_backend_unavailable_for_reads_and_writes() -> None:
+    port = _free_port()
+    settings = HugeGraphSettings(gremlin_url=f"ws://127.0.0.1:{port}/gremlin", connect_timeout_s=1, retries=1)
+    store = HugeGraphStore(settings)
+    read = _finishes(lambda: store.run(t.ENTITY_GET, Scope("down"), t.EntityGetParams(ids=("a",))))
+    assert isinstance(read, BackendUnavailable), read
+    assert f"127.0.0.1:{port}" in read.message
+    entities = (Entity(id="a", name="a"),)
+    write = _finishes(
+        lambda: store.run(t.ENTITY_UPSERT, Scope("down"), t.EntityUpsertParams(entities=entities))
+    )
+    assert isinstance(write, BackendUnavailable), write
+    store.close()
+    with pytest.raises(BackendError):
+        store.run(t.ENTITY_GET, Scope("down"), t.EntityGetParams(ids=("a",)))
+
+
+def test_vertex_ids_never_collide_across_scopes_and_have_one_length() -> None:
+    """Same entity id in colliding scopes (tenant/namespace/graph boundaries shifted): distinct ids."""
+    from graphctx.adapters.hugegraph import HugeGraphDialect
+
+    dialect = HugeGraphDialect(_FakeRest())
+    scopes = [Scope("a", "b"), Scope("a", "b", "c"), Scope("a-b", "c"), Scope("a", "b-c")]
+    ids = {dialect.vertex_id(s, "x") for s in scopes} | {dialect.vertex_id(Scope("a", "b"), "x\x00")}
+    assert len(ids) == len(scopes) + 1
+    assert len({len(i) for i in ids}) == 1
+
+
+def test_gremlin_path_cut_and_restored_mid_run(live: HugeGraphSettings) -> None:
+    """While the path to HugeGraph's Gremlin port is gone, calls raise BackendUnavailable (no hang);
+    every write reported done is on the server; once the path is back, the same store works again."""
+    host, port = re.match(r"wss?://([^:/]+):(\d+)", live.gremlin_url).groups()  # type: ignore[union-attr]
+    proxy = _Proxy((host, int(port)))
+    proxy.start()
+    via_proxy = live.model_copy(
+        update={"gremlin_url": f"ws://127.0.0.1:{proxy.port}/gremlin", "connect_timeout_s": 1.0, "retries": 1}
+    )
+    store = HugeGraphStore(via_proxy)
+    scope = _scope()
+    done: list[str] = []
+    try:
+        for i in range(6):
+            if i == 3:
+                proxy.kill()
+            entities = (Entity(id=f"e{i}", name=f"e{i}"),)
+            outcome = _finishes(
+                lambda entities=entities: store.run(
+                    t.ENTITY_UPSERT, scope, t.EntityUpsertParams(entities=entities)
+                )
+            )
+            if isinstance(outcome, t.UpsertResult):
+                done.append(entities[0].id)
+            else:
+                assert isinstance(outcome, BackendUnavailable), outcome
+        assert done == ["e0", "e1", "e2"]
+        proxy.start()
+        page = _finishes(lambda: store.run(t.ENTITY_HASHES, scope, t.EntityHashesParams()))
+        assert [item.id for item in page.items] == done
+    finally:
+        store.close()
+        proxy.kill()
