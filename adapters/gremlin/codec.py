@@ -7,34 +7,16 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from graphctx.errors import ScopeError
 from graphctx.model import Entity, Fact
 from graphctx.scope import Scope
 
 from . import keys
 from .dialect import GremlinDialect
 
-_SCOPE_FIELDS = ("tenant_id", "namespace", "graph_id")
 _COMPARED_ENTITY_FIELDS = (
     "name", "type", "summary", "qualified_name", "path", "line_start", "line_end", "signature", "source",
 )  # fmt: skip
 _COMPARED_FACT_FIELDS = ("subject_id", "predicate", "object_id", "value", "source", "confidence")
-
-
-def usable(value: object) -> bool:
-    """A lookup value that could equal stored text: valid UTF-8 without NUL."""
-    if not isinstance(value, str) or "\x00" in value:
-        return False
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def unique(values: Iterable[str]) -> list[str]:
-    """Order-preserving de-duplication, dropping values that cannot match stored text."""
-    return [v for v in dict.fromkeys(values) if usable(v)]
 
 
 def sort_key(entity_id: str) -> str:
@@ -49,13 +31,9 @@ def order_key(subject_id: str, predicate: str, object_id: str | None, fact_id: s
     return " ".join((sort_key(subject_id), predicate, sort_key(object_id or ""), sort_key(fact_id)))
 
 
-def check_owner(item: Entity | Fact, scope: Scope) -> None:
-    """A model that names a scope must name the request's scope: a value never moves a write elsewhere."""
-    for field in _SCOPE_FIELDS:
-        have = getattr(item, field)
-        if have is not None and have != getattr(scope, field):
-            kind = type(item).__name__.lower()
-            raise ScopeError(f"{kind} {item.id[:80]!r} carries a {field} other than the request's scope")
+def owner(scope: Scope) -> tuple[str, str, str]:
+    """The scope as store_rules.check_owner compares it."""
+    return (scope.tenant_id, scope.namespace, scope.graph_id)
 
 
 def utc(value: datetime | None) -> datetime | None:
@@ -198,8 +176,3 @@ def same_fact(stored: Fact, f: Fact) -> bool:
         and utc(stored.valid_from) == utc(f.valid_from)
         and utc(stored.valid_to) == utc(f.valid_to)
     )
-
-
-def fact_order(f: Fact) -> tuple[str, str, str, str]:
-    """The catalogue's edge order."""
-    return (f.subject_id, f.predicate, f.object_id or "", f.id)

@@ -207,6 +207,11 @@ class GremlinDialect:
             t = t.property(Cardinality.set_, keys.ALIAS_KEY, b(alias))
         return t
 
+    def drop_entities(self, t: GraphTraversal) -> GraphTraversal:
+        """Drop the entity vertices `t` is on (their fact edges go with them). Dialects that keep
+        helper vertices per entity (HugeGraph's alias index) drop those here too."""
+        return t.drop()
+
     def compare(self, t: GraphTraversal, b: Binder, key: str, op: Op, value: Any) -> GraphTraversal:
         """Keep elements whose `key` is `op` `value`; elements without `key` are dropped. Used on the
         scoped start (sort_key > after) and on anonymous traversals inside or() (validity of fact

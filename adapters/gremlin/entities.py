@@ -8,15 +8,16 @@ from datetime import datetime
 from gremlin_python.process.graph_traversal import __
 from gremlin_python.process.traversal import Scope as Local
 
+from graphctx import store_rules
 from graphctx.errors import InputError
 from graphctx.model import Entity, IndexedHash
 from graphctx.scope import Scope
+from graphctx.store_rules import check_owner, unique, usable
 from graphctx.templates import (
     DeleteResult,
     EntityFindExactParams,
     EntityHashesParams,
     ExactField,
-    ExactMatch,
     ExactMatches,
     HashPage,
     UpsertResult,
@@ -31,7 +32,7 @@ _ID_CHUNK = 200  # ids per lookup request (each id is bound once, with its scope
 
 def get_by_ids(ctx: Ctx, scope: Scope, ids: Sequence[str]) -> list[Entity]:
     """In the order given, each once; ids absent from the scope are absent. One request per chunk."""
-    wanted = codec.unique(ids)
+    wanted = unique(ids)
     found: dict[str, Entity] = {}
     for run in chunks(wanted, ctx, id_cost(scope)):
         for part in (run[i : i + _ID_CHUNK] for i in range(0, len(run), _ID_CHUNK)):
@@ -47,7 +48,7 @@ def upsert(ctx: Ctx, scope: Scope, entities: Sequence[Entity], now: datetime) ->
     """Insert or replace by id; an entity equal in every stored field is left untouched. One read
     of what exists, then one idempotent write per chunk of changed entities."""
     for e in entities:
-        codec.check_owner(e, scope)
+        check_owner(e, codec.owner(scope))
     state: dict[str, Entity] = {e.id: e for e in get_by_ids(ctx, scope, [e.id for e in entities])}
     pending: dict[str, Entity] = {}
     created = updated = unchanged = 0
@@ -84,36 +85,20 @@ def _write_entities(ctx: Ctx, scope: Scope, entities: Sequence[Entity]) -> None:
     write_in_chunks(ctx, b, pieces, "entity.upsert")
 
 
-_RANK: tuple[ExactField, ...] = ("id", "qualified_name", "name", "alias")
-_CASEFOLDED = frozenset({"name", "alias"})
 _FIELD_KEY = {"qualified_name": keys.QUALIFIED_NAME, "name": keys.NAME_KEY, "alias": keys.ALIAS_KEY}
 
 
 def find_exact(ctx: Ctx, scope: Scope, p: EntityFindExactParams) -> ExactMatches:
-    """Each entity once, under its best field; ordered by field rank, then entity id. One request
-    per field asked for, in rank order, until the page is full."""
-    values = codec.unique(p.values)
-    folded: dict[str, str] = {}  # casefold key -> first given value with that key
-    for v in values:
-        folded.setdefault(v.casefold(), v)
-    matches: list[ExactMatch] = []
-    seen: set[str] = set()
-    for field in (f for f in _RANK if f in p.fields):
-        if len(matches) >= p.limit:
-            break
-        probes = list(folded) if field in _CASEFOLDED else values
-        if not probes:
-            continue
-        # entities matched under a better field are skipped, so fetch enough to fill the page
-        found = _find_field(ctx, scope, field, probes, p.limit + len(seen))
-        for e in found:
-            if e.id in seen:
-                continue
-            seen.add(e.id)
-            probe = probes[min(_probe_positions(field, e, probes))]
-            value = folded[probe] if field in _CASEFOLDED else probe
-            matches.append(ExactMatch(entity=e, field=field, value=value))
-    return ExactMatches(matches=tuple(matches[: p.limit]))
+    """Each entity once, under its best field (store_rules.find_exact). One request per field
+    asked for, in rank order, until the page is full."""
+
+    def lookup(field: ExactField, probes: list[str], limit: int) -> list[tuple[Entity, int]]:
+        return [
+            (e, min(_probe_positions(field, e, probes)))
+            for e in _find_field(ctx, scope, field, probes, limit)
+        ]
+
+    return store_rules.find_exact(p, lookup)
 
 
 def _find_field(ctx: Ctx, scope: Scope, field: ExactField, probes: list[str], limit: int) -> list[Entity]:
@@ -144,7 +129,7 @@ def delete(ctx: Ctx, scope: Scope, ids: Sequence[str]) -> DeleteResult:
     """Count the entities and the facts touching them, then drop the vertices (their edges go with
     them). Two requests per chunk; the drop is not retried."""
     deleted = facts = 0
-    for run in chunks(codec.unique(ids), ctx, id_cost(scope)):
+    for run in chunks(unique(ids), ctx, id_cost(scope)):
         b = Binder()
         count = (
             ctx.dialect.entity_vertices(ctx.g, b, scope, run)
@@ -157,7 +142,10 @@ def delete(ctx: Ctx, scope: Scope, ids: Sequence[str]) -> DeleteResult:
         if counts["entities"]:
             b = Binder()
             ctx.write(
-                ctx.dialect.entity_vertices(ctx.g, b, scope, run).drop(), b, "entity.delete", idempotent=False
+                ctx.dialect.drop_entities(ctx.dialect.entity_vertices(ctx.g, b, scope, run)),
+                b,
+                "entity.delete",
+                idempotent=False,
             )
         deleted += counts["entities"]
         facts += counts["facts"]
@@ -166,7 +154,7 @@ def delete(ctx: Ctx, scope: Scope, ids: Sequence[str]) -> DeleteResult:
 
 def hashes(ctx: Ctx, scope: Scope, p: EntityHashesParams) -> HashPage:
     """One page in id order after `p.after`: the sort key makes the server's order code-point order."""
-    if not codec.usable(p.after):
+    if not usable(p.after):
         raise InputError("entity.hashes `after` must be valid text without NUL", field="after")
     b = Binder()
     t = ctx.dialect.scope_vertices(ctx.g, b, scope)

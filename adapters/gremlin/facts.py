@@ -7,9 +7,9 @@ from datetime import datetime
 
 from gremlin_python.process.graph_traversal import GraphTraversal, __
 
-from graphctx.errors import NotFound
 from graphctx.model import Fact
 from graphctx.scope import Scope
+from graphctx.store_rules import check_owner, endpoints, fact_order, require_endpoints, unique
 from graphctx.templates import CountResult, FactInvalidateParams, FactList, FactsFromRootsParams, UpsertResult
 
 from . import codec, keys
@@ -19,7 +19,7 @@ from .context import Ctx, chunks, id_cost, label, labels, not_literal, valid_at,
 
 def existing_ids(ctx: Ctx, scope: Scope, ids: Sequence[str]) -> set[str]:
     out: set[str] = set()
-    for run in chunks(codec.unique(ids), ctx, id_cost(scope)):
+    for run in chunks(unique(ids), ctx, id_cost(scope)):
         b = Binder()
         t = ctx.dialect.entity_vertices(ctx.g, b, scope, run).values(keys.ENTITY_ID)
         out.update(ctx.read(t, b, "fact.upsert"))
@@ -28,7 +28,7 @@ def existing_ids(ctx: Ctx, scope: Scope, ids: Sequence[str]) -> set[str]:
 
 def stored_facts(ctx: Ctx, scope: Scope, ids: Sequence[str], what: str) -> dict[str, Fact]:
     out: dict[str, Fact] = {}
-    for run in chunks(codec.unique(ids), ctx, id_cost(scope)):
+    for run in chunks(unique(ids), ctx, id_cost(scope)):
         b = Binder()
         t = ctx.dialect.fact_edges(ctx.g, b, scope, run).value_map(*keys.FACT_KEYS)
         for props in ctx.read(t, b, what):
@@ -41,17 +41,9 @@ def upsert(ctx: Ctx, scope: Scope, facts: Sequence[Fact], now: datetime) -> Upse
     """Both endpoints must exist in the scope (checked before any write, so a dangling endpoint
     changes nothing). Reads: endpoints, stored versions; then one idempotent write per chunk."""
     for f in facts:
-        codec.check_owner(f, scope)
-    endpoints = [e for f in facts for e in (f.subject_id, f.object_id) if e is not None]
-    present = existing_ids(ctx, scope, endpoints) if endpoints else set()
-    for f in facts:
-        for endpoint in (f.subject_id, f.object_id):
-            if endpoint is not None and endpoint not in present:
-                raise NotFound(
-                    f"fact {f.id[:80]!r} needs entity {endpoint[:80]!r}, which does not exist in this scope",
-                    entity_id=endpoint,
-                    fact_id=f.id,
-                )
+        check_owner(f, codec.owner(scope))
+    ends = endpoints(facts)
+    require_endpoints(facts, existing_ids(ctx, scope, ends) if ends else set())
     stored = stored_facts(ctx, scope, [f.id for f in facts], "fact.upsert") if facts else {}
     state = dict(stored)
     pending: dict[str, tuple[Fact, Fact | None]] = {}  # id -> (new version, version on the server)
@@ -110,7 +102,7 @@ def invalidate(ctx: Ctx, scope: Scope, p: FactInvalidateParams, now: datetime) -
     d = ctx.dialect
     end, stamp = d.encode_time(p.valid_to), d.encode_time(now)
     count = 0
-    for run in chunks(codec.unique(p.ids), ctx, id_cost(scope)):
+    for run in chunks(unique(p.ids), ctx, id_cost(scope)):
         b = Binder()
         t = (
             d.fact_edges(ctx.g, b, scope, run)
@@ -151,7 +143,7 @@ def fact_edges_from(
 def from_roots(ctx: Ctx, scope: Scope, p: FactsFromRootsParams, now: datetime) -> FactList:
     """One request: both directions unioned, deduplicated, ordered by the catalogue's edge order on
     the server and cut at limit + 1 (the extra one tells whether the answer was cut)."""
-    roots = codec.unique(p.roots)
+    roots = unique(p.roots)
     if not roots:
         return FactList()
     d = ctx.dialect
@@ -165,5 +157,5 @@ def from_roots(ctx: Ctx, scope: Scope, p: FactsFromRootsParams, now: datetime) -
     t = t.union(*legs) if len(legs) > 1 else t.flat_map(legs[0])
     t = t.dedup().order().by(keys.ORDER_KEY).limit(b.long(p.limit + 1)).value_map(*keys.FACT_KEYS)
     found = [codec.fact(codec.flat(props), d) for props in ctx.read(t, b, "fact.from_roots")]
-    ordered = sorted(found, key=codec.fact_order)
+    ordered = sorted(found, key=fact_order)
     return FactList(facts=tuple(ordered[: p.limit]), truncated=len(ordered) > p.limit)

@@ -54,5 +54,5 @@ def clear(ctx: Ctx, scope: Scope) -> CountResult:
     (row,) = ctx.read(t, b, "scope.clear")
     if row["entities"]:
         b = Binder()
-        ctx.write(d.scope_vertices(ctx.g, b, scope).drop(), b, "scope.clear", idempotent=False)
+        ctx.write(d.drop_entities(d.scope_vertices(ctx.g, b, scope)), b, "scope.clear", idempotent=False)
     return CountResult(count=int(row["entities"]) + int(row["facts"]))

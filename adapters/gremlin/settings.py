@@ -2,10 +2,45 @@
 
 from __future__ import annotations
 
+from typing import Any, Protocol
+
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .dialect import ConnectionConfig
+
+
+class PoolFields(Protocol):
+    """What every Gremlin-speaking adapter's settings name alike (HugeGraph's too)."""
+
+    @property
+    def traversal_source(self) -> str: ...
+
+    username: str
+    password: SecretStr
+    pool_size: int
+    connect_timeout_s: float
+    retries: int
+    max_request_kib: int
+
+
+def connection_config(
+    settings: PoolFields, *, url: str, read_timeout_s: float, **more: Any
+) -> ConnectionConfig:
+    """The connection pool those settings describe; `more` sets the ConnectionConfig fields an
+    adapter names differently or not at all (backoff_s, transport_factory)."""
+    return ConnectionConfig(
+        url=url,
+        traversal_source=settings.traversal_source,
+        username=settings.username,
+        password=settings.password.get_secret_value(),
+        pool_size=settings.pool_size,
+        connect_timeout_s=settings.connect_timeout_s,
+        read_timeout_s=read_timeout_s,
+        retries=settings.retries,
+        max_request_bytes=settings.max_request_kib * 1024,
+        **more,
+    )
 
 
 class GremlinSettings(BaseSettings):
@@ -34,15 +69,6 @@ class GremlinSettings(BaseSettings):
     def connection(self, deadline_s: float = 10.0) -> ConnectionConfig:
         """`deadline_s` (the core Settings' operation deadline) bounds a read when
         `read_timeout_s` is unset: no single request may outlive the operation it serves."""
-        return ConnectionConfig(
-            url=self.url,
-            traversal_source=self.traversal_source,
-            username=self.username,
-            password=self.password.get_secret_value(),
-            pool_size=self.pool_size,
-            connect_timeout_s=self.connect_timeout_s,
-            read_timeout_s=self.read_timeout_s or deadline_s,
-            retries=self.retries,
-            backoff_s=self.backoff_s,
-            max_request_bytes=self.max_request_kib * 1024,
+        return connection_config(
+            self, url=self.url, read_timeout_s=self.read_timeout_s or deadline_s, backoff_s=self.backoff_s
         )

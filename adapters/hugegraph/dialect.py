@@ -97,6 +97,11 @@ class HugeGraphDialect(GremlinDialect):
             )
         return t
 
+    def drop_entities(self, t: GraphTraversal) -> GraphTraversal:
+        """The entities' alias vertices go with them; left behind they would only take space, but
+        every re-index that deletes symbols would leave more."""
+        return t.side_effect(__.in_e(schema.ALIAS_EDGE).out_v().drop()).drop()
+
     def find_any(
         self, g: GraphTraversalSource, b: Binder, scope: Scope, key: str, values: Sequence[Any]
     ) -> GraphTraversal:

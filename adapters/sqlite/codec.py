@@ -6,12 +6,10 @@ import json
 import sqlite3
 from typing import Any
 
-from graphctx.errors import ScopeError
 from graphctx.model import Entity, Fact
 
-from .db import Key, parse_ts, ts
+from .db import parse_ts, ts
 
-_SCOPE_FIELDS = ("tenant_id", "namespace", "graph_id")
 _ENTITY_FIELDS = (
     "name",
     "type",
@@ -24,15 +22,6 @@ _ENTITY_FIELDS = (
     "source",
 )
 _FACT_FIELDS = ("subject_id", "predicate", "object_id", "value", "source", "confidence")
-
-
-def check_owner(item: Entity | Fact, key: Key) -> None:
-    """A model that names a scope must name the request's scope: a value never moves a write elsewhere."""
-    for field, want in zip(_SCOPE_FIELDS, key, strict=True):
-        have = getattr(item, field)
-        if have is not None and have != want:
-            kind = type(item).__name__.lower()
-            raise ScopeError(f"{kind} {item.id[:80]!r} carries a {field} other than the request's scope")
 
 
 def entity_row(e: Entity) -> tuple[Any, ...]:
@@ -123,8 +112,3 @@ def fact(row: sqlite3.Row) -> Fact:
         namespace=row["namespace"],
         graph_id=row["graph_id"],
     )
-
-
-def fact_order(f: Fact) -> tuple[str, str, str, str]:
-    """The catalogue's edge order; object ids are never empty, so '' sorts like SQL's NULL-first."""
-    return (f.subject_id, f.predicate, f.object_id or "", f.id)

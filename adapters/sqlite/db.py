@@ -51,25 +51,9 @@ def key(scope: Scope) -> Key:
     return (scope.tenant_id, scope.namespace, scope.graph_id)
 
 
-def usable(value: object) -> bool:
-    """A lookup value that could equal stored text: stored text is valid UTF-8 without NUL."""
-    if not isinstance(value, str) or "\x00" in value:
-        return False
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def json_list(values: Iterable[object]) -> str:
     """Bind a list as one parameter; SQL reads it with json_each(?)."""
     return json.dumps(list(values), ensure_ascii=False)
-
-
-def unique(values: Iterable[str]) -> list[str]:
-    """Order-preserving de-duplication, dropping values that cannot match stored text."""
-    return [v for v in dict.fromkeys(values) if usable(v)]
 
 
 def stamp(value: datetime) -> str:

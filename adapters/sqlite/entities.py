@@ -5,21 +5,22 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
+from graphctx import store_rules
 from graphctx.errors import InputError
 from graphctx.model import Entity, IndexedHash
+from graphctx.store_rules import check_owner, unique, usable
 from graphctx.templates import (
     DeleteResult,
     EntityFindExactParams,
     EntityHashesParams,
     ExactField,
-    ExactMatch,
     ExactMatches,
     HashPage,
     UpsertResult,
 )
 
 from . import codec
-from .db import Key, json_list, ts, unique, usable
+from .db import Key, json_list, ts
 
 _SELECT_ONE = "SELECT * FROM entities WHERE tenant_id = ?1 AND namespace = ?2 AND graph_id = ?3 AND id = ?4"
 _REPLACE = """
@@ -43,7 +44,7 @@ def upsert(conn: sqlite3.Connection, key: Key, entities: Sequence[Entity], now: 
     included, so re-indexing the same content is a no-op that reports `unchanged`."""
     created = updated = unchanged = 0
     for e in entities:
-        codec.check_owner(e, key)
+        check_owner(e, key)
         row = conn.execute(_SELECT_ONE, (*key, e.id)).fetchone()
         if row is not None and codec.same_entity(row, e):
             unchanged += 1
@@ -102,32 +103,16 @@ CROSS JOIN aliases AS a
 CROSS JOIN entities AS e ON e.tenant_id = ?1 AND e.namespace = ?2 AND e.graph_id = ?3 AND e.id = a.entity_id
 GROUP BY e.id ORDER BY e.id LIMIT ?5""",
 }
-_RANK: tuple[ExactField, ...] = ("id", "qualified_name", "name", "alias")
-_CASEFOLDED = frozenset({"name", "alias"})
 
 
 def find_exact(conn: sqlite3.Connection, key: Key, p: EntityFindExactParams) -> ExactMatches:
-    """Each entity once, under its best field; ordered by field rank, then entity id."""
-    values = unique(p.values)
-    folded: dict[str, str] = {}  # casefold key -> first given value with that key
-    for v in values:
-        folded.setdefault(v.casefold(), v)
-    matches: list[ExactMatch] = []
-    seen: set[str] = set()
-    for field in (f for f in _RANK if f in p.fields):
-        if len(matches) >= p.limit:
-            break
-        probes = list(folded) if field in _CASEFOLDED else values
-        # entities already matched under a better field are skipped, so fetch enough to fill the page
-        rows = conn.execute(_FIND[field], (*key, json_list(probes), p.limit + len(seen)))
-        for row in rows:
-            if row["id"] in seen:
-                continue
-            seen.add(row["id"])
-            probe = probes[row["vidx"]]
-            value = folded[probe] if field in _CASEFOLDED else probe
-            matches.append(ExactMatch(entity=codec.entity(row), field=field, value=value))
-    return ExactMatches(matches=tuple(matches[: p.limit]))
+    """Each entity once, under its best field (store_rules.find_exact); one query per field."""
+
+    def lookup(field: ExactField, probes: list[str], limit: int) -> list[tuple[Entity, int]]:
+        rows = conn.execute(_FIND[field], (*key, json_list(probes), limit))
+        return [(codec.entity(row), row["vidx"]) for row in rows]
+
+    return store_rules.find_exact(p, lookup)
 
 
 # One statement per index: an OR of the two endpoints would scan the whole scope.

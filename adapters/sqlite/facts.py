@@ -5,12 +5,12 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
-from graphctx.errors import NotFound
 from graphctx.model import Fact
+from graphctx.store_rules import check_owner, endpoints, fact_order, require_endpoints, unique
 from graphctx.templates import CountResult, FactInvalidateParams, FactList, FactsFromRootsParams, UpsertResult
 
 from . import codec
-from .db import Key, json_list, ts, unique
+from .db import Key, json_list, ts
 from .entities import existing_ids
 
 _SELECT_ONE = "SELECT * FROM facts WHERE tenant_id = ?1 AND namespace = ?2 AND graph_id = ?3 AND id = ?4"
@@ -24,18 +24,8 @@ INSERT OR REPLACE INTO facts (
 
 def upsert(conn: sqlite3.Connection, key: Key, facts: Sequence[Fact], now: str) -> UpsertResult:
     for f in facts:
-        codec.check_owner(f, key)
-    endpoints = [e for f in facts for e in (f.subject_id, f.object_id) if e is not None]
-    present = existing_ids(conn, key, endpoints)
-    # checked before any write, so a batch with a dangling endpoint changes nothing
-    for f in facts:
-        for endpoint in (f.subject_id, f.object_id):
-            if endpoint is not None and endpoint not in present:
-                raise NotFound(
-                    f"fact {f.id[:80]!r} needs entity {endpoint[:80]!r}, which does not exist in this scope",
-                    entity_id=endpoint,
-                    fact_id=f.id,
-                )
+        check_owner(f, key)
+    require_endpoints(facts, existing_ids(conn, key, endpoints(facts)))
     created = updated = unchanged = 0
     for f in facts:
         row = conn.execute(_SELECT_ONE, (*key, f.id)).fetchone()
@@ -107,5 +97,5 @@ def from_roots(conn: sqlite3.Connection, key: Key, p: FactsFromRootsParams, now:
     for sql in queries[p.direction]:
         for row in conn.execute(sql, bound):
             found.setdefault(row["id"], codec.fact(row))
-    ordered = sorted(found.values(), key=codec.fact_order)
+    ordered = sorted(found.values(), key=fact_order)
     return FactList(facts=tuple(ordered[: p.limit]), truncated=len(ordered) > p.limit)

@@ -13,8 +13,9 @@ from typing import get_args
 from graphctx.errors import BackendError, BackendUnavailable, InputError, ScopeError
 from graphctx.ports import JournalEntry, JournalOp
 from graphctx.scope import Scope
+from graphctx.store_rules import usable
 
-from .db import connect, json_list, stamp, transaction, usable
+from .db import connect, json_list, stamp, transaction
 
 # AUTOINCREMENT: a seq is never reused after completion, so a late complete() cannot drop new work.
 _DDL = """

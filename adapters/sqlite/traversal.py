@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from typing import NamedTuple
 
-from graphctx.model import Fact
-from graphctx.templates import Direction, NeighbourhoodParams, Node, PathResult, ShortestPathParams, Subgraph
+from graphctx import graph_walk
+from graphctx.graph_walk import Hop, Step, step_order
+from graphctx.templates import Direction, NeighbourhoodParams, PathResult, ShortestPathParams, Subgraph
 
 from . import codec
 from .db import Key, json_list, ts
@@ -50,12 +50,6 @@ SELECT * FROM (
 _UNLIMITED = 2**62
 
 
-class Step(NamedTuple):
-    near: str  # the frontier endpoint
-    far: str  # the endpoint the step reaches
-    fact: Fact
-
-
 def hop(
     conn: sqlite3.Connection,
     key: Key,
@@ -65,7 +59,7 @@ def hop(
     edge_types: Sequence[str],
     as_of: str,
     per_node: int = _UNLIMITED,
-) -> tuple[list[Step], int]:
+) -> Hop:
     """Steps from the frontier in catalogue edge order, and how many edges the per-node cut left out."""
     steps: list[Step] = []
     cut = 0
@@ -76,25 +70,18 @@ def hop(
             if row["rn"] == 1:
                 cut += max(0, row["total"] - per_node)
             steps.append(Step(row["near"], row["far"], codec.fact(row)))
-    steps.sort(key=lambda s: (codec.fact_order(s.fact), s.near))
-    return steps, cut
+    steps.sort(key=step_order)
+    return Hop(steps, cut)
 
 
 def neighbourhood(conn: sqlite3.Connection, key: Key, p: NeighbourhoodParams, now: str) -> Subgraph:
-    """BFS to `depth` hops. `limit` caps the nodes beyond the roots (roots do not count); at each hop
-    the new nodes with the smallest ids are kept. `omitted` counts the steps (an edge followed from
-    one frontier node) that a limit left out: the per-direction cut and edges to nodes over `limit`."""
+    """BFS to `depth` hops (graph_walk.neighbourhood), from the roots that exist in the scope."""
     as_of = ts(p.as_of) or now
-    roots = sorted(e.id for e in get_by_ids(conn, key, p.roots))
-    depth_of = dict.fromkeys(roots, 0)
-    edges: dict[str, Fact] = {}
-    dropped: set[str] = set()
-    cut = 0
-    frontier = roots
-    for depth in range(1, p.depth + 1):
-        if not frontier:
-            break
-        steps, hop_cut = hop(
+    return graph_walk.neighbourhood(
+        [e.id for e in get_by_ids(conn, key, p.roots)],  # every root the first hop gets exists
+        depth=p.depth,
+        limit=p.limit,
+        hop=lambda frontier: hop(
             conn,
             key,
             frontier,
@@ -102,81 +89,20 @@ def neighbourhood(conn: sqlite3.Connection, key: Key, p: NeighbourhoodParams, no
             edge_types=p.edge_types,
             as_of=as_of,
             per_node=p.per_direction_limit,
-        )
-        cut += hop_cut
-        reached = sorted({s.far for s in steps if s.far not in depth_of})
-        room = p.limit - (len(depth_of) - len(roots))
-        frontier = reached[: max(0, room)]
-        depth_of.update(dict.fromkeys(frontier, depth))
-        for s in steps:
-            if s.far in depth_of:
-                edges.setdefault(s.fact.id, s.fact)
-            else:
-                dropped.add(s.fact.id)
-    omitted = cut + len(dropped - edges.keys())
-    entities = {e.id: e for e in get_by_ids(conn, key, list(depth_of))}
-    nodes = sorted((Node(entity=entities[i], depth=d) for i, d in depth_of.items()), key=_node_order)
-    return Subgraph(
-        nodes=tuple(nodes),
-        edges=tuple(sorted(edges.values(), key=codec.fact_order)),
-        truncated=omitted > 0,
-        omitted=omitted,
+        ),
+        hydrate=lambda ids: get_by_ids(conn, key, ids),
     )
 
 
-def _node_order(node: Node) -> tuple[int, str]:
-    return (node.depth, node.entity.id)
-
-
 def shortest_path(conn: sqlite3.Connection, key: Key, p: ShortestPathParams, now: str) -> PathResult:
-    """Layered BFS from the source; among shortest paths, the smallest sequence of node ids wins."""
+    """Layered BFS from the source (graph_walk.shortest_path), one query per layer and direction."""
     as_of = ts(p.as_of) or now
-    ends = {e.id: e for e in get_by_ids(conn, key, [p.source, p.target])}
-    if p.source not in ends or p.target not in ends:
-        return PathResult()
-    if p.source == p.target:
-        return PathResult(nodes=(ends[p.source],))
-    dist = {p.source: 0}
-    forward: dict[str, list[Step]] = {}  # steps from a node at distance d to one at d + 1
-    frontier = [p.source]
-    for depth in range(1, p.max_depth + 1):
-        steps, _ = hop(conn, key, frontier, direction=p.direction, edge_types=p.edge_types, as_of=as_of)
-        for s in steps:
-            if dist.setdefault(s.far, depth) == depth:
-                forward.setdefault(s.near, []).append(s)
-        if p.target in dist:
-            break
-        frontier = sorted(n for n, d in dist.items() if d == depth)
-        if not frontier:
-            return PathResult()
-    else:
-        return PathResult()
-    return _walk(conn, key, source=p.source, target=p.target, dist=dist, forward=forward)
-
-
-def _walk(
-    conn: sqlite3.Connection,
-    key: Key,
-    *,
-    source: str,
-    target: str,
-    dist: dict[str, int],
-    forward: dict[str, list[Step]],
-) -> PathResult:
-    length = dist[target]
-    # nodes that still reach the target in the remaining steps, found backwards from the target
-    good = {target}
-    for d in range(length - 1, -1, -1):
-        good |= {n for n, nd in dist.items() if nd == d and any(s.far in good for s in forward.get(n, ()))}
-    node_ids, path_edges = [source], []
-    here = source
-    for _ in range(length):
-        # smallest next id keeps the id sequence smallest; between parallel edges, catalogue order
-        step = min(
-            (s for s in forward[here] if s.far in good), key=lambda s: (s.far, codec.fact_order(s.fact))
-        )
-        node_ids.append(step.far)
-        path_edges.append(step.fact)
-        here = step.far
-    hydrated = {e.id: e for e in get_by_ids(conn, key, node_ids)}
-    return PathResult(nodes=tuple(hydrated[i] for i in node_ids), edges=tuple(path_edges))
+    return graph_walk.shortest_path(
+        p.source,
+        p.target,
+        max_depth=p.max_depth,
+        hop=lambda frontier: hop(
+            conn, key, frontier, direction=p.direction, edge_types=p.edge_types, as_of=as_of
+        ),
+        hydrate=lambda ids: get_by_ids(conn, key, ids),
+    )

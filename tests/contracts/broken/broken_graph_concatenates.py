@@ -15,9 +15,10 @@ from _shared import InMemorySqlite, TestControlSqlite  # noqa: F401  (the contro
 
 from graphctx import templates as t
 from graphctx.adapters.sqlite import SqliteGraphStore, codec
-from graphctx.adapters.sqlite.db import Key, unique
+from graphctx.adapters.sqlite.db import Key
 from graphctx.contracts.graph import GraphStoreContract
 from graphctx.store_base import Handler
+from graphctx.store_rules import unique
 
 _COLUMN = {"id": "e.id", "qualified_name": "e.qualified_name", "name": "e.name_key", "alias": "a.alias_key"}
 

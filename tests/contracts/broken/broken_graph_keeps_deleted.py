@@ -14,9 +14,10 @@ from _shared import InMemorySqlite, TestControlSqlite  # noqa: F401  (the contro
 
 from graphctx import templates as t
 from graphctx.adapters.sqlite import SqliteGraphStore
-from graphctx.adapters.sqlite.db import Key, json_list, unique
+from graphctx.adapters.sqlite.db import Key, json_list
 from graphctx.contracts.graph import GraphStoreContract
 from graphctx.store_base import Handler
+from graphctx.store_rules import unique
 
 _IN_SCOPE = "tenant_id = ?1 AND namespace = ?2 AND graph_id = ?3"
 _DELETE_FACTS = f"""

@@ -15,9 +15,10 @@ from _shared import InMemorySqlite, TestControlSqlite  # noqa: F401  (the contro
 
 from graphctx import templates as t
 from graphctx.adapters.sqlite import SqliteGraphStore, codec
-from graphctx.adapters.sqlite.db import Key, json_list, unique
+from graphctx.adapters.sqlite.db import Key, json_list
 from graphctx.contracts.graph import GraphStoreContract
 from graphctx.store_base import Handler
+from graphctx.store_rules import unique
 
 # the reference statements with `e.tenant_id = ?1` left out (?1 is still bound, and ignored)
 _GET = """
