@@ -33,6 +33,11 @@ class Settings(BaseSettings):
     data_dir: Path = Field(default_factory=_default_data_dir, description="Where embedded stores live.")
     tenant_id: str = Field(default="local", description="Tenant of the local operator (CLI).")
     namespace: str = Field(default="default", description="Namespace of the local operator (CLI).")
+    graph_ids: list[str] = Field(
+        default_factory=list,
+        description="Shared code graphs the local operator may read over MCP stdio without an API key "
+        "(GRAPHCTX_GRAPH_IDS='[\"cpython\"]'); the CLI picks one with --graph.",
+    )
 
     graph_backend: str = Field(default="sqlite", description="Graph store entry point name.")
     lexical_backend: str = Field(default="tantivy", description="Lexical index entry point name.")

@@ -27,7 +27,12 @@ API_KEY_ENV = "GRAPHCTX_API_KEY"
 
 
 def local_principal(settings: Settings) -> Principal:
-    return Principal(name="local", tenant_id=settings.tenant_id, namespaces=(settings.namespace,))
+    return Principal(
+        name="local",
+        tenant_id=settings.tenant_id,
+        namespaces=(settings.namespace,),
+        graph_ids=tuple(dict.fromkeys(settings.graph_ids)),
+    )
 
 
 def main(settings: Settings | None = None, api_key: str | None = None) -> int:

@@ -161,3 +161,14 @@ def test_the_cli_reads_a_shared_graph_with_graph(cli_env):
     assert comparable(json.loads(got.stdout)) == comparable(json.loads(dumps(expected)))
     mine = runner.invoke(app, ["symbol", "shop.cart.Cart.total", "--json"])  # the tenant's own scope
     assert mine.exit_code == 3 and json.loads(mine.stdout)["error"]["code"] == "not_found"
+
+
+def test_mcp_stdio_local_operator_reads_only_the_shared_graphs_settings_name(tmp_path) -> None:
+    from graphctx.transports.mcp_stdio import local_principal
+
+    allowed = local_principal(Settings(data_dir=tmp_path, graph_ids=["repo-1"]))
+    assert allowed.scope(graph_id="repo-1") == shared_scope("repo-1")
+    with pytest.raises(ScopeError):
+        allowed.scope(graph_id="repo-2")
+    with pytest.raises(ScopeError):
+        local_principal(Settings(data_dir=tmp_path)).scope(graph_id="repo-1")
