@@ -106,19 +106,9 @@ class IndexReport:
         return data
 
 
-def _entity_key(e: Entity) -> tuple[Any, ...]:
-    return (
-        e.name,
-        e.type,
-        e.aliases,
-        e.summary,
-        e.qualified_name,
-        e.path,
-        e.line_start,
-        e.line_end,
-        e.signature,
-        e.source,
-    )
+def _entity_key(e: Entity) -> tuple[str, str]:
+    # content_hash covers every indexed field; source carries the file or symbol sha256
+    return (e.content_hash, e.source)
 
 
 CODE_TYPES = frozenset({"module", "class", "function", "method", "document", "section"})
