@@ -56,6 +56,10 @@ from .binding import Binder, Op
 if TYPE_CHECKING:
     from .store import GremlinGraphStore
 
+Start = GraphTraversalSource | type[__]
+"""Where a start hook begins: the traversal source `g`, or `__` for a mid-traversal `V()` start (a leg
+of a `union()` or a `project()` by-modulator, so several lookups share one request)."""
+
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -134,13 +138,11 @@ class GremlinDialect:
             .has(keys.GRAPH_ID, b(scope.graph_id))
         )
 
-    def scope_vertices(self, g: GraphTraversalSource, b: Binder, scope: Scope) -> GraphTraversal:
+    def scope_vertices(self, g: Start, b: Binder, scope: Scope) -> GraphTraversal:
         """Start: every entity vertex of the scope."""
         return self.scoped(g.V().has_label(self.vertex_label), b, scope)
 
-    def entity_vertices(
-        self, g: GraphTraversalSource, b: Binder, scope: Scope, entity_ids: Sequence[str]
-    ) -> GraphTraversal:
+    def entity_vertices(self, g: Start, b: Binder, scope: Scope, entity_ids: Sequence[str]) -> GraphTraversal:
         """Start: the scope's entity vertices among `entity_ids` (each at most once, any order).
         `entity_ids` is non-empty and de-duplicated."""
         vids = [self.vertex_id(scope, i) for i in entity_ids]
@@ -190,12 +192,11 @@ class GremlinDialect:
         entity_id / fact_id). Default: an or() of bound equalities (Binder.has_any)."""
         return b.has_any(t, key, values)
 
-    def find_any(
-        self, g: GraphTraversalSource, b: Binder, scope: Scope, key: str, values: Sequence[Any]
-    ) -> GraphTraversal:
+    def find_any(self, g: Start, b: Binder, scope: Scope, key: str, values: Sequence[Any]) -> GraphTraversal:
         """Start: the scope's entity vertices whose `key` (qualified_name, name_key, alias_key) equals
-        one of `values` (find_exact). Default: `has_any` on `scope_vertices`. (Added for HugeGraph,
-        whose alias lookups go through an index of their own.)"""
+        one of `values` (find_exact, which passes `__`: one leg per field, all in one request).
+        Default: `has_any` on `scope_vertices`. (Added for HugeGraph, whose alias lookups go through
+        an index of their own.)"""
         return self.has_any(self.scope_vertices(g, b, scope), b, key, values)
 
     def set_aliases(

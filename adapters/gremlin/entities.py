@@ -85,32 +85,58 @@ def _write_entities(ctx: Ctx, scope: Scope, entities: Sequence[Entity]) -> None:
     write_in_chunks(ctx, b, pieces, "entity.upsert")
 
 
-_FIELD_KEY = {"qualified_name": keys.QUALIFIED_NAME, "name": keys.NAME_KEY, "alias": keys.ALIAS_KEY}
+_FIELD_KEY: dict[ExactField, str] = {
+    "id": keys.ENTITY_ID,
+    "qualified_name": keys.QUALIFIED_NAME,
+    "name": keys.NAME_KEY,
+    "alias": keys.ALIAS_KEY,
+}
 
 
 def find_exact(ctx: Ctx, scope: Scope, p: EntityFindExactParams) -> ExactMatches:
-    """Each entity once, under its best field (store_rules.find_exact). One request per field
-    asked for, in rank order, until the page is full."""
+    """Each entity once, under its best field (store_rules.find_exact). One request for every field
+    asked for (more only if the probes are over the request budget), fetched before the ranking
+    asks for the first field."""
+    values = unique(p.values)
+    folded = list(dict.fromkeys(v.casefold() for v in values))  # the probes store_rules gives name, alias
+    asked = {f: folded if f in ("name", "alias") else values for f in p.fields} if values else {}
+    # store_rules asks a field for limit + (entities matched so far, fewer than limit) at most
+    ahead = 2 * p.limit
+    fetched: dict[ExactField, list[Entity]] = {}
 
     def lookup(field: ExactField, probes: list[str], limit: int) -> list[tuple[Entity, int]]:
-        return [
-            (e, min(_probe_positions(field, e, probes)))
-            for e in _find_field(ctx, scope, field, probes, limit)
-        ]
+        if not fetched:
+            fetched.update(_find_fields(ctx, scope, asked, ahead))
+        found = fetched.get(field)
+        if found is None or asked[field] != probes or (limit > ahead and len(found) == ahead):
+            found = _find_fields(ctx, scope, {field: probes}, limit)[field]  # not what was fetched ahead
+        return [(e, min(_probe_positions(field, e, probes))) for e in found[:limit]]
 
     return store_rules.find_exact(p, lookup)
 
 
-def _find_field(ctx: Ctx, scope: Scope, field: ExactField, probes: list[str], limit: int) -> list[Entity]:
-    """The `limit` entities of smallest id whose `field` equals one of the probes."""
-    b = Binder()
-    if field == "id":
-        t = ctx.dialect.entity_vertices(ctx.g, b, scope, probes)
-    else:
-        t = ctx.dialect.find_any(ctx.g, b, scope, _FIELD_KEY[field], probes)
-    t = t.order().by(keys.SORT_KEY).limit(b.long(limit)).value_map(*keys.ENTITY_KEYS)
-    found = [codec.entity(codec.flat(props), ctx.dialect) for props in ctx.read(t, b, "entity.find_exact")]
-    return sorted(found, key=lambda e: e.id)
+def _find_fields(
+    ctx: Ctx, scope: Scope, asked: dict[ExactField, list[str]], limit: int
+) -> dict[ExactField, list[Entity]]:
+    """Per field, the `limit` entities of smallest id whose field equals one of its probes, in id
+    order: `g.inject(0).project(<field keys>)`, each by() a mid-traversal lookup, folded."""
+    d = ctx.dialect
+    cost = id_cost(scope)
+    found: dict[ExactField, list[Entity]] = {}
+    for run in chunks(list(asked.items()), ctx, lambda item: sum(map(cost, item[1]))):
+        b = Binder()
+        t = ctx.g.inject(0).project(*[_FIELD_KEY[field] for field, _ in run])
+        for field, probes in run:
+            if field == "id":
+                leg = d.entity_vertices(__, b, scope, probes)
+            else:
+                leg = d.find_any(__, b, scope, _FIELD_KEY[field], probes)
+            t = t.by(leg.order().by(keys.SORT_KEY).limit(b.long(limit)).value_map(*keys.ENTITY_KEYS).fold())
+        (row,) = ctx.read(t, b, "entity.find_exact")
+        for field, _ in run:
+            entities = (codec.entity(codec.flat(props), d) for props in row[_FIELD_KEY[field]])
+            found[field] = sorted(entities, key=lambda e: e.id)
+    return found
 
 
 def _probe_positions(field: ExactField, e: Entity, probes: list[str]) -> list[int]:

@@ -21,6 +21,7 @@ from gremlin_python.process.graph_traversal import GraphTraversal, GraphTraversa
 from gremlin_python.process.traversal import T
 
 from graphctx.adapters.gremlin import Binder, GremlinDialect, keys
+from graphctx.adapters.gremlin.dialect import Start
 from graphctx.errors import BackendError, GraphctxError
 from graphctx.scope import Scope
 
@@ -102,9 +103,7 @@ class HugeGraphDialect(GremlinDialect):
         every re-index that deletes symbols would leave more."""
         return t.side_effect(__.in_e(schema.ALIAS_EDGE).out_v().drop()).drop()
 
-    def find_any(
-        self, g: GraphTraversalSource, b: Binder, scope: Scope, key: str, values: Sequence[Any]
-    ) -> GraphTraversal:
+    def find_any(self, g: Start, b: Binder, scope: Scope, key: str, values: Sequence[Any]) -> GraphTraversal:
         if key != keys.ALIAS_KEY:
             return super().find_any(g, b, scope, key, values)
         # one index lookup per alias key (HugeGraph has no IN over an index for bound values)
@@ -116,7 +115,9 @@ class HugeGraphDialect(GremlinDialect):
             .has(schema.ALIAS_SCOPE, b(here))
             for v in values
         ]
-        t = g.inject(0).union(*legs).out(schema.ALIAS_EDGE).has_label(self.vertex_label)
+        # mid-traversal (g is `__`) the legs start from the traverser at hand; from `g`, from one injected
+        head = g.inject(0).union(*legs) if isinstance(g, GraphTraversalSource) else __.union(*legs)
+        t = head.out(schema.ALIAS_EDGE).has_label(self.vertex_label)
         return self.scoped(t, b, scope).dedup()
 
     # ---- wire, schema, errors ---------------------------------------------------------------
