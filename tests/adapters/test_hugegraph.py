@@ -173,6 +173,11 @@ def test_schema_index_task_failure_or_timeout_is_a_backend_error(status: str, ma
 @pytest.fixture
 def fresh_graph(live: HugeGraphSettings) -> Iterator[HugeGraphSettings]:
     """A new, empty graph on the live server (HugeGraph's clone API), dropped afterwards."""
+    if live.graphspace:
+        pytest.skip(
+            "HugeGraph 1.7 creates graphs only with auth on (GraphsAPI.create reads the logged-in user: "
+            "NullPointerException without auth); the native 1.7 server runs without auth"
+        )
     name = f"graphctx_t{uuid.uuid4().hex[:8]}"
     base = live.url.rstrip("/")
     created = requests.post(f"{base}/graphs/{name}", params={"clone_graph_name": live.graph}, timeout=30)
@@ -315,7 +320,8 @@ def _alias_vertices(store: HugeGraphStore, scope: Scope, values: list[str]) -> i
             f".has('{schema.ALIAS_VALUE}', v).has('{schema.ALIAS_SCOPE}', here).count().next() }}",
             "bindings": {"probes": values, "here": store.dialect.alias_scope(scope)},  # type: ignore[attr-defined]
             "language": "gremlin-groovy",
-            "aliases": {"graph": store.settings.graph, "g": f"__g_{store.settings.graph}"},
+            # 1.7 knows the graph as <graphspace>-<graph> (traversal_source is __g_ + that name)
+            "aliases": {"graph": store.settings.traversal_source[4:], "g": store.settings.traversal_source},
         },
         timeout=30,
     )
