@@ -4,15 +4,14 @@ Imported at the end of graphctx.cli, whose app this command joins."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 
-from graphctx.cli import JsonFlag, _progress, _service, app, out
-from graphctx.envelope import dumps
+from graphctx.cli import JsonFlag, _emit, _progress, _service, app, out
+from graphctx.code.indexer import IndexReport
 from graphctx.scope import shared_scope
 
 ROWS = (
@@ -64,9 +63,10 @@ def index(
 
         report = service.index_repository(target, path, progress=progress, exclude=exclude or ())
     data = {"scope": target.as_dict(), **report.as_dict()}
-    if as_json:
-        sys.stdout.write(dumps(data) + "\n")
-        return
+    _emit(as_json, data, lambda: _summary(report, data))
+
+
+def _summary(report: IndexReport, data: dict[str, Any]) -> None:
     table = Table("", "", title=f"indexed {report.root}", show_header=False)
     for label, key in ROWS:
         value = data.get(key)

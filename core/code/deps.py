@@ -3,13 +3,12 @@
 A file's resolution only consults modules it names in an import statement (absolute or relative),
 the packages above it, and — through those modules — their own imports and submodules. A regex
 over the raw text finds every import statement (and, harmlessly, some that are not: in strings or
-comments), so the reverse reachability computed here over-approximates the files whose resolution
-can consult a changed module. Those files alone are parsed and re-resolved."""
+comments), so the reverse reachability built on it (graphctx.code.workspace) over-approximates the
+files whose resolution can consult a changed module. Those files alone are parsed and re-resolved."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 
 _CONTINUATION = re.compile(rb"\\\r?\n")
 _FROM = re.compile(rb"\bfrom\s+(\.*)\s*([A-Za-z_][\w.]*)?\s+import\b")
@@ -47,23 +46,3 @@ def imported_modules(module: str, is_package: bool, data: bytes) -> set[str]:
     if package:
         found.update(_prefixes(package))  # relative imports by level name the enclosing packages
     return found
-
-
-def dependents(changed: Iterable[str], imports: dict[str, set[str]]) -> set[str]:
-    """Modules whose resolution may consult a changed module: reverse reachability over `imports`,
-    where a package also reaches every module below it (`pkg.sub` through attribute access)."""
-    importers: dict[str, set[str]] = {}
-    for module, targets in imports.items():
-        for target in targets:
-            importers.setdefault(target, set()).add(module)
-    seen: set[str] = set()
-    frontier = list(dict.fromkeys(changed))
-    while frontier:
-        current = frontier.pop()
-        if current in seen:
-            continue
-        seen.add(current)
-        frontier.extend(importers.get(current, ()))
-        if "." in current:
-            frontier.append(current.rpartition(".")[0])  # a package reaches its submodules
-    return seen

@@ -4,6 +4,7 @@ before the change, so `-` lines and insertion points are located in the old file
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from graphctx import bounds
@@ -140,16 +141,23 @@ def parse_diff(text: str) -> list[FileChange]:
         raise InputError("the diff ends inside a hunk (truncated?)", field="diff")
     if not parser.files:
         raise InputError("no file changes found in the diff", field="diff")
-    merged: dict[str, FileChange] = {}
     for f in parser.files:
         if not parser.hunks[id(f)]:
             f.whole = True  # a header with no hunk (mode change, pure rename): say the file changed
+    merged = merge(parser.files)
+    for f in merged:
+        f.changes = _coalesce(f.changes)
+    return merged
+
+
+def merge(files: Iterable[FileChange]) -> list[FileChange]:
+    """One entry per path, in first-seen order: the changes joined, the flags or-ed."""
+    merged: dict[str, FileChange] = {}
+    for f in files:
         into = merged.setdefault(f.path, FileChange(f.path))
         into.changes += f.changes
         into.whole |= f.whole
         into.new |= f.new
-    for f in merged.values():
-        f.changes = _coalesce(f.changes)
     return list(merged.values())
 
 

@@ -11,7 +11,7 @@ is deleted and re-created with every edge it should have.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -158,19 +158,20 @@ class Indexer:
                 after = page[-1].id
         return found
 
-    def _code_ids(self, scope: Scope) -> dict[str, str]:
-        """The stored entities the indexer owns. A memory entity whose id merely starts like a code id
-        (in a tenant scope that holds both) is not code: code entities have a code type and a path
-        that matches their id."""
+    def _code_ids(self, scope: Scope) -> tuple[dict[str, str], dict[str, Entity]]:
+        """The stored entities the indexer owns, and its module/document entities. A memory entity
+        whose id merely starts like a code id (in a tenant scope that holds both) is not code: code
+        entities have a code type and a path that matches their id."""
         stored = self._stored_ids(scope)
         files = self._hydrate(scope, sorted({file_key(i) for i in stored} & set(stored)))
-        code_files = {i for i, e in files.items() if _is_code(e)}
+        code_files = {i: e for i, e in files.items() if _is_code(e)}
         orphans = self._hydrate(scope, [i for i in stored if file_key(i) not in code_files])
-        return {
+        owned = {
             i: h
             for i, h in stored.items()
             if file_key(i) in code_files or (i in orphans and _is_code(orphans[i]))
         }
+        return owned, code_files
 
     def _hydrate(self, scope: Scope, ids: Sequence[str]) -> dict[str, Entity]:
         out: dict[str, Entity] = {}
@@ -235,11 +236,9 @@ class Indexer:
         }
         report.files_seen = len(files)
         self._tick("scanning", 0, len(files))
-        stored = self._code_ids(scope)
+        stored, code_files = self._code_ids(scope)
         stored_files = sorted({file_key(i) for i in stored})
-        shas = {
-            i: e.source for i, e in self._hydrate(scope, [i for i in stored_files if i in stored]).items()
-        }
+        shas = {i: e.source for i, e in code_files.items()}
         changed = {i for i, f in files.items() if shas.get(i) != f.sha}
         deleted = set(stored_files) - set(files)
         report.files_new = sum(1 for i in changed if i not in shas)
@@ -254,7 +253,7 @@ class Indexer:
         full = not any(i.startswith("py:") for i in stored)
         build = _Build(self, files, report, py_changes, full)
         graphs = build.graphs(stored, changed)
-        self._apply(scope, report, build, graphs, stored, changed, deleted, shas)
+        held = self._apply(scope, report, build, graphs, stored, changed, deleted, shas)
         report.files_parsed = build.workspace.parsed_count + sum(1 for g in graphs.values() if g.kind == "md")
         if full:
             report.modules = sum(1 for g in graphs.values() if g.kind == "py")
@@ -265,12 +264,12 @@ class Indexer:
             report.calls, report.resolved_calls = build.stats.calls, build.stats.resolved
             report.unresolved_calls, report.builtin_calls = build.stats.unresolved, build.stats.builtin
         else:
-            self._count_stored(report, self._stored_ids(scope))
+            self._count_stored(report, held)
         report.seconds = round(time.perf_counter() - started, 3)
         return report
 
     @staticmethod
-    def _count_stored(report: IndexReport, stored: dict[str, str]) -> None:
+    def _count_stored(report: IndexReport, stored: Collection[str]) -> None:
         report.modules = sum(1 for i in stored if i.startswith("py:") and "::" not in i)
         report.symbols = sum(1 for i in stored if i.startswith("py:") and "::" in i)
         report.documents = sum(1 for i in stored if i.startswith("md:") and "#" not in i)
@@ -286,7 +285,8 @@ class Indexer:
         changed: set[str],
         deleted: set[str],
         shas: dict[str, str],
-    ) -> None:
+    ) -> set[str]:
+        """Write what differs; returns the code ids the graph holds afterwards."""
         changed_modules = build.py_changes
         affected = set(changed)
         for i, g in graphs.items():
@@ -350,6 +350,7 @@ class Indexer:
         self._upsert(scope, report, [graphs[i].file_entity for i in sorted({*changed, *dirty})])
         report.entities_written = len(set(write) | changed)  # the two-step file write counts once
         report.entities_deleted -= len(recreate)
+        return (stored.keys() - gone_set) | desired.keys()
 
     def _fact_diff(
         self, scope: Scope, g: FileGraph, stored: dict[str, str], gone: set[str], recreate: set[str]

@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from graphctx import bounds
-from graphctx.code.diff import Change, FileChange, parse_diff
+from graphctx.code.diff import Change, FileChange, merge, parse_diff
 from graphctx.envelope import Budget, Option
 from graphctx.errors import InputError
 from graphctx.model import EdgeKind, Entity, Fact, NodeKind
 from graphctx.names import resolve
 from graphctx.retrieval.isolation import Isolation
-from graphctx.retrieval.pipeline import Candidate, Deadline, Stopwatch
+from graphctx.retrieval.pipeline import Deadline, Stopwatch
 from graphctx.retrieval.render import entity_card
 from graphctx.scope import Scope
 from graphctx.templates import (
@@ -88,9 +88,6 @@ class Related:
         found = self.nodes.get(entity_id)
         return found[0] if found else None
 
-    def depth(self, entity_id: str) -> int:
-        return 0 if entity_id in self.roots else self.nodes[entity_id][1]
-
 
 class CodeOps:
     """The code operations of one ContextService (its stores, clock, retriever and envelope)."""
@@ -126,7 +123,11 @@ class CodeOps:
         budget.require_fit("the envelope")
         entries = []
         for rank, cand in enumerate(selected, start=1):
-            card = {"rank": rank, **code_card(cand.entity, include_ids=include_ids), "match": _match(cand)}
+            card = {
+                "rank": rank,
+                **code_card(cand.entity, include_ids=include_ids),
+                "match": cand.match_card(),
+            }
             entries.append((cand.entity.display_name(), [Option(card)]))
         budget.place("items", entries)
         if selected and not envelope["omissions"]:
@@ -224,7 +225,7 @@ class CodeOps:
                 affected.update((e.id, e) for e in hit)
         roots = sorted(affected.values(), key=_order)
         modules = [e for e in roots if e.type in (NodeKind.MODULE, NodeKind.DOCUMENT)]
-        symbols = [e for e in roots if e not in modules]
+        symbols = [e for e in roots if e.type not in (NodeKind.MODULE, NodeKind.DOCUMENT)]
         deadline.check("the callers of the change")
         callers = self._walk(scope, isolation, symbols, (CALLS,), "in", depth, limit)
         importers = self._walk(scope, isolation, modules, (IMPORTS,), "in", 1, limit)
@@ -452,12 +453,7 @@ def _changes(files: Sequence[str], diff: str | None) -> list[FileChange]:
         out += parse_diff(diff)
     if not out:
         raise InputError("nothing changed: give a list of files or a unified diff", field="files")
-    merged: dict[str, FileChange] = {}
-    for c in out:
-        into = merged.setdefault(c.path, FileChange(c.path))
-        into.changes += c.changes
-        into.whole |= c.whole
-    return list(merged.values())
+    return merge(out)
 
 
 def _inside(inner: Entity, outer: Entity) -> bool:
@@ -494,14 +490,6 @@ def _limit(limit: int) -> int:
     if isinstance(limit, bool) or not isinstance(limit, int):
         raise InputError(f"limit must be an integer, got {type(limit).__name__}", field="limit")
     return bounds.clamp(limit, 1, bounds.PER_DIRECTION_LIMIT)
-
-
-def _match(cand: Candidate) -> dict[str, Any]:
-    match: dict[str, Any] = {"exact": cand.exact} if cand.exact else {}
-    match.update(cand.ranks)
-    if cand.score:
-        match["score"] = round(cand.score, 6)
-    return match
 
 
 __all__ = ["CODE_TYPES", "Change", "CodeOps", "code_card"]

@@ -153,8 +153,11 @@ _NAMED = frozenset({ast.ExceptHandler, ast.MatchAs, ast.MatchStar})  # nodes tha
 # nodes with nothing to record below them
 _LEAVES = frozenset(
     {ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break, ast.Continue}
-    | {c for c in vars(ast).values() if isinstance(c, type) and issubclass(c, ast.operator | ast.unaryop)}
-    | {c for c in vars(ast).values() if isinstance(c, type) and issubclass(c, ast.cmpop | ast.boolop)}
+    | {
+        c
+        for c in vars(ast).values()
+        if isinstance(c, type) and issubclass(c, ast.operator | ast.unaryop | ast.cmpop | ast.boolop)
+    }
 )
 
 
@@ -184,16 +187,13 @@ class _Parser:
 
     def _import(self, node: ast.Import | ast.ImportFrom, block: Block) -> None:
         if isinstance(node, ast.Import):
-            targets = []
             for alias in node.names:
                 if alias.asname:
                     block.imports.setdefault(alias.asname, set()).add(alias.name)
                 else:
                     head = alias.name.split(".")[0]
                     block.imports.setdefault(head, set()).add(head)
-                targets.append((alias.name,))
-            for t in targets:
-                self.m.imports.append(Import(node.lineno, t))
+                self.m.imports.append(Import(node.lineno, (alias.name,)))
             return
         base = self._from_base(node)
         if base is None:

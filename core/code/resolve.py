@@ -75,6 +75,12 @@ class Resolver:
             current = self.member(current, attr, depth + 1)
         return current
 
+    def _imported(self, paths: set[str], depth: int = 0) -> Found:
+        """What a name bound by import statements is; None when they import different things
+        (conditional imports)."""
+        found = {self.path(p, depth) for p in sorted(paths)}
+        return found.pop() if len(found) == 1 else None
+
     def module_name(self, module: str, name: str, depth: int = 0) -> Found:
         """What `name` is at the top level of `module` (defs, imports, star imports)."""
         key = (module, name)
@@ -106,8 +112,7 @@ class Resolver:
             return Target(info.defs[qual].kind, module, qual)
         paths = top.imports.get(name)
         if paths:
-            found = {self.path(p, depth + 1) for p in sorted(paths)}
-            return found.pop() if len(found) == 1 else None  # conditional imports of different things
+            return self._imported(paths, depth + 1)
         if name in top.locals:
             return None
         hits: set[Found] = set()
@@ -118,7 +123,7 @@ class Resolver:
                     self.consulted.add(star)
                     return None  # it may come from a module we cannot see
                 continue
-            exported = source.all_names if source.all_names is not None else None
+            exported = source.all_names
             if exported is not None and name not in exported:
                 continue
             if exported is None and name.startswith("_"):
@@ -214,8 +219,7 @@ class Resolver:
                     b = _module_block(b)
                     continue
                 if name in b.imports:
-                    found = {self.path(p) for p in sorted(b.imports[name])}
-                    return found.pop() if len(found) == 1 else None
+                    return self._imported(b.imports[name])
                 qual = b.defs.get(name)
                 if qual is not None:
                     return Target(self.modules[module].defs[qual].kind, module, qual)
@@ -230,8 +234,7 @@ class Resolver:
                     if qual is not None:
                         return Target(self.modules[module].defs[qual].kind, module, qual)
                     if name in b.imports:
-                        found = {self.path(p) for p in sorted(b.imports[name])}
-                        return found.pop() if len(found) == 1 else None
+                        return self._imported(b.imports[name])
                     if name in b.locals:
                         return LOCAL
             else:

@@ -7,6 +7,7 @@ consults — not the whole tree."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from functools import cached_property
 
 from graphctx.code.deps import imported_modules
 from graphctx.code.pyparse import Module, module_name, parse_module
@@ -39,6 +40,15 @@ class Workspace(Mapping[str, Module]):
                 self._on_parse(module)
         return module
 
+    @cached_property
+    def importers(self) -> dict[str, set[str]]:
+        """Module name -> the modules whose import statements (by text) can name it."""
+        found: dict[str, set[str]] = {}
+        for name, f in self.files.items():
+            for target in imported_modules(name, module_name(f.relpath)[1], f.data):
+                found.setdefault(target, set()).add(name)
+        return found
+
     @property
     def parsed_count(self) -> int:
         return len(self._parsed)
@@ -67,10 +77,7 @@ def reachable_from(changed: set[str], workspace: Workspace, resolver: Resolver) 
     A module is a candidate when it imports (by text) a carrier — a changed module, a package above
     one, or a module whose top-level names or class hierarchies lead to a changed module, which is
     decided by resolving them."""
-    importers: dict[str, set[str]] = {}
-    for name, f in workspace.files.items():
-        for target in imported_modules(name, module_name(f.relpath)[1], f.data):
-            importers.setdefault(target, set()).add(name)
+    importers = workspace.importers
     candidates: set[str] = set()
     carriers: set[str] = set()
     checked: set[str] = set()

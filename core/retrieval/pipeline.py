@@ -73,6 +73,14 @@ class Candidate:
     ranks: dict[str, int] = field(default_factory=dict)
     score: float = 0.0
 
+    def match_card(self) -> dict[str, Any]:
+        """How it was found: the exact field, each leg's rank, the fused score."""
+        match: dict[str, Any] = {"exact": self.exact} if self.exact else {}
+        match.update(self.ranks)
+        if self.score:
+            match["score"] = round(self.score, 6)
+        return match
+
 
 class Retriever:
     def __init__(
@@ -169,7 +177,7 @@ class Retriever:
         shown: set[str] = set()  # each fact once, under the best-ranked item it touches
         for rank, cand in enumerate(selected, start=1):
             card = entity_card(cand.entity, include_ids=include_ids)
-            base = {"rank": rank, **card, "match": self._match(cand)}
+            base = {"rank": rank, **card, "match": cand.match_card()}
             mine = [f for f in facts_about(cand.entity.id, facts) if f.id not in shown]
             shown.update(f.id for f in mine)
             lines = [fact_line(f, cand.entity.id, names, include_ids=include_ids) for f in mine]
@@ -342,16 +350,6 @@ class Retriever:
             "budget": {"max_tokens": tokens},
             "timings_ms": dict.fromkeys((*STAGES, "total"), 0.0),
         }
-
-    @staticmethod
-    def _match(cand: Candidate) -> dict[str, Any]:
-        match: dict[str, Any] = {}
-        if cand.exact:
-            match["exact"] = cand.exact
-        match.update(cand.ranks)
-        if cand.score:
-            match["score"] = round(cand.score, 6)
-        return match
 
     @staticmethod
     def _follow_up(envelope: dict[str, Any], legs: dict[str, Any]) -> str | None:
