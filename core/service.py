@@ -18,6 +18,7 @@ from graphctx.code.indexer import Indexer, IndexProgress, IndexReport, check_exc
 from graphctx.code.ops import DEFAULT_LIMIT, CodeOps
 from graphctx.envelope import Budget, Option
 from graphctx.errors import InputError, ScopeError, from_validation
+from graphctx.graph_reads import batches
 from graphctx.model import Entity, Fact
 from graphctx.names import resolve
 from graphctx.retrieval.isolation import Isolation
@@ -325,21 +326,19 @@ class ContextService:
         report: dict[str, Any],
         progress: Progress | None,
     ) -> None:
-        for start in range(0, len(ents), WRITE_BATCH):
-            result, synced = self.sync.upsert_entities(scope, ents[start : start + WRITE_BATCH])
+        for chunk in batches(ents, WRITE_BATCH):
+            result, synced = self.sync.upsert_entities(scope, chunk)
             _add(report["entities"], result)
             report["vector_skipped"] += len(synced.vector_skipped)
             if synced.index_error:
                 report["index_errors"].append(synced.index_error)
             if progress:
-                progress(len(ents[start : start + WRITE_BATCH]))
-        for start in range(0, len(fs), WRITE_BATCH):
-            result = self.stores.graph.run(
-                FACT_UPSERT, scope, FactUpsertParams(facts=tuple(fs[start : start + WRITE_BATCH]))
-            )
+                progress(len(chunk))
+        for facts in batches(fs, WRITE_BATCH):
+            result = self.stores.graph.run(FACT_UPSERT, scope, FactUpsertParams(facts=tuple(facts)))
             _add(report["facts"], result)
             if progress:
-                progress(len(fs[start : start + WRITE_BATCH]))
+                progress(len(facts))
 
     def remember_jsonl(
         self, scope: Scope, lines: Iterable[str], progress: Progress | None = None

@@ -3,11 +3,12 @@ a crash between the two is repaired by `reconcile` (graph vs indexes by id + con
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from graphctx.errors import GraphctxError, InvalidVector
+from graphctx.graph_reads import batches, stored_hashes
 from graphctx.indexing import embedding_text, lexical_doc
 from graphctx.model import Entity
 from graphctx.ports import VectorRecord
@@ -16,11 +17,9 @@ from graphctx.stores import Stores
 from graphctx.templates import (
     ENTITY_DELETE,
     ENTITY_GET,
-    ENTITY_HASHES,
     ENTITY_UPSERT,
     EntityDeleteParams,
     EntityGetParams,
-    EntityHashesParams,
     EntityUpsertParams,
 )
 from graphctx.vectors import checked_vector
@@ -84,8 +83,8 @@ class IndexSync:
     def sync(self, scope: Scope, ids: Sequence[str]) -> SyncReport:
         """Make both indexes hold exactly what the graph holds for these ids (idempotent)."""
         report = SyncReport()
-        for start in range(0, len(ids), BATCH):
-            chunk = list(dict.fromkeys(ids[start : start + BATCH]))
+        for batch in batches(ids, BATCH):
+            chunk = list(dict.fromkeys(batch))
             found = self.stores.graph.run(ENTITY_GET, scope, EntityGetParams(ids=tuple(chunk))).entities
             present = [
                 e for e in found if scope.contains(e.tenant_id or "", e.namespace or "", e.graph_id or "")
@@ -148,7 +147,9 @@ class IndexSync:
     def reconcile_scope(
         self, scope: Scope, report: ReconcileReport, progress: Callable[[int], None] | None
     ) -> None:
-        graph_hashes = dict(self._graph_hashes(scope, progress))
+        graph_hashes = {
+            h.id: h.content_hash for h in stored_hashes(self.stores.graph, scope, progress=progress)
+        }
         report.graph_entities += len(graph_hashes)
         lexical = self.stores.lexical.hashes(scope)
         vector = self.stores.vector.hashes(scope) if self.stores.vector is not None else dict(graph_hashes)
@@ -162,19 +163,3 @@ class IndexSync:
         report.lexical_repaired += len(lexical_bad)
         report.vector_repaired += len(vector_bad)
         report.removed_from_indexes += len(extra)
-
-    def _graph_hashes(
-        self, scope: Scope, progress: Callable[[int], None] | None
-    ) -> Iterable[tuple[str, str]]:
-        after = ""
-        while True:
-            page = self.stores.graph.run(
-                ENTITY_HASHES, scope, EntityHashesParams(after=after, limit=5000)
-            ).items
-            if not page:
-                return
-            for item in page:
-                yield item.id, item.content_hash
-            if progress:
-                progress(len(page))
-            after = page[-1].id

@@ -35,17 +35,16 @@ from graphctx.code.resolve import Resolver
 from graphctx.code.walk import SourceFile, walk
 from graphctx.code.workspace import Workspace, reachable_from
 from graphctx.errors import InputError
+from graphctx.graph_reads import batches, stored_hashes
 from graphctx.model import EdgeKind, Entity, Fact
 from graphctx.scope import Scope
 from graphctx.stores import Stores
 from graphctx.templates import (
     ENTITY_GET,
-    ENTITY_HASHES,
     FACT_UPSERT,
     FACTS_FROM_ROOTS,
     Direction,
     EntityGetParams,
-    EntityHashesParams,
     FactsFromRootsParams,
     FactUpsertParams,
 )
@@ -118,11 +117,6 @@ def _is_code(e: Entity) -> bool:
     return e.type in CODE_TYPES and e.path is not None and e.path == file_key(e.id)[3:]
 
 
-def _chunks(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
-
-
 def check_excludes(patterns: Sequence[str]) -> list[str]:
     if isinstance(patterns, str):
         raise InputError("exclude must be a list of patterns", field="exclude")
@@ -144,19 +138,8 @@ class Indexer:
 
     def _stored_ids(self, scope: Scope) -> dict[str, str]:
         """Every code entity id in the scope, with its content hash (an id-ordered range scan)."""
-        found: dict[str, str] = {}
-        for prefix in PREFIXES:
-            after = prefix
-            while True:
-                page = self.stores.graph.run(
-                    ENTITY_HASHES, scope, EntityHashesParams(after=after, limit=5000)
-                ).items
-                inside = [item for item in page if item.id.startswith(prefix)]
-                found.update((item.id, item.content_hash) for item in inside)
-                if len(inside) < len(page) or not page:
-                    break
-                after = page[-1].id
-        return found
+        graph = self.stores.graph
+        return {h.id: h.content_hash for prefix in PREFIXES for h in stored_hashes(graph, scope, prefix)}
 
     def _code_ids(self, scope: Scope) -> tuple[dict[str, str], dict[str, Entity]]:
         """The stored entities the indexer owns, and its module/document entities. A memory entity
@@ -175,7 +158,7 @@ class Indexer:
 
     def _hydrate(self, scope: Scope, ids: Sequence[str]) -> dict[str, Entity]:
         out: dict[str, Entity] = {}
-        for chunk in _chunks(list(ids), ENTITY_BATCH):
+        for chunk in batches(list(ids), ENTITY_BATCH):
             got = self.stores.graph.run(ENTITY_GET, scope, EntityGetParams(ids=tuple(chunk))).entities
             out.update((e.id, e) for e in got)
         return out
@@ -192,20 +175,20 @@ class Indexer:
         cut is split, and a single root whose facts do not fit in one read is returned as `overflow`."""
         facts: list[Fact] = []
         overflow: set[str] = set()
-        batches: list[list[str]] = []
+        groups: list[list[str]] = []
         current: list[str] = []
         load = 0
         for root in roots:
             w = max(1, weight.get(root, 0))
             if current and (load + w > FACTS_PER_READ * 3 // 4 or len(current) >= ROOTS):
-                batches.append(current)
+                groups.append(current)
                 current, load = [], 0
             current.append(root)
             load += w
         if current:
-            batches.append(current)
-        while batches:
-            batch = batches.pop()
+            groups.append(current)
+        while groups:
+            batch = groups.pop()
             params = FactsFromRootsParams(
                 roots=tuple(batch),
                 predicates=predicates,
@@ -220,7 +203,7 @@ class Indexer:
                 overflow.add(batch[0])
             else:
                 half = len(batch) // 2
-                batches += [batch[:half], batch[half:]]
+                groups += [batch[:half], batch[half:]]
         return facts, overflow
 
     # -- the run -------------------------------------------------------------------------------
@@ -392,7 +375,7 @@ class Indexer:
     # -- batched writes through the journal ----------------------------------------------------
 
     def _delete(self, scope: Scope, report: IndexReport, ids: list[str]) -> None:
-        for chunk in _chunks(ids, ENTITY_BATCH):
+        for chunk in batches(ids, ENTITY_BATCH):
             result, synced = self.sync.delete_entities(scope, list(chunk))
             report.entities_deleted += result.deleted
             if synced.index_error:
@@ -401,7 +384,7 @@ class Indexer:
 
     def _upsert(self, scope: Scope, report: IndexReport, entities: list[Entity]) -> None:
         done = 0
-        for chunk in _chunks(entities, FACT_BATCH):
+        for chunk in batches(entities, FACT_BATCH):
             _, synced = self.sync.upsert_entities(scope, list(chunk))
             report.vector_skipped += len(synced.vector_skipped)
             if synced.index_error:
@@ -411,7 +394,7 @@ class Indexer:
 
     def _facts(self, scope: Scope, report: IndexReport, facts: list[Fact]) -> None:
         done = 0
-        for chunk in _chunks(facts, FACT_BATCH):
+        for chunk in batches(facts, FACT_BATCH):
             result = self.stores.graph.run(FACT_UPSERT, scope, FactUpsertParams(facts=tuple(chunk)))
             report.facts_written += result.created + result.updated
             done += len(chunk)

@@ -8,14 +8,16 @@ catalogue templates and re-check every entity and fact against the scope.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from graphctx import bounds
 from graphctx.code.diff import Change, FileChange, merge, parse_diff
 from graphctx.envelope import Budget, Option
 from graphctx.errors import InputError
+from graphctx.graph_reads import batches, stored_hashes
 from graphctx.model import EdgeKind, Entity, Fact, NodeKind
 from graphctx.names import resolve
 from graphctx.retrieval.isolation import Isolation
@@ -24,11 +26,9 @@ from graphctx.retrieval.render import entity_card
 from graphctx.scope import Scope
 from graphctx.templates import (
     ENTITY_GET,
-    ENTITY_HASHES,
     NEIGHBOURHOOD,
     Direction,
     EntityGetParams,
-    EntityHashesParams,
     NeighbourhoodParams,
 )
 
@@ -64,11 +64,6 @@ def code_card(
 def _lines(value: str | None) -> list[int]:
     """Call-site lines of a `calls` fact ("12,40"); anything else in the value is ignored."""
     return sorted({int(p) for p in (value or "").split(",") if p.strip().isdigit()})
-
-
-def _chunks(items: Sequence[str], size: int) -> Iterable[tuple[str, ...]]:
-    for start in range(0, len(items), size):
-        yield tuple(items[start : start + size])
 
 
 @dataclass
@@ -285,7 +280,7 @@ class CodeOps:
         ids, cut = self._ids_with_prefix(scope, prefix)
         members = [
             e
-            for chunk in _chunks(ids, HASH_PAGE)
+            for chunk in batches(ids, HASH_PAGE)
             for e in graph.run(ENTITY_GET, scope, EntityGetParams(ids=chunk)).entities
             if isolation.admit_entity(e)
         ]
@@ -304,18 +299,11 @@ class CodeOps:
         return [e for e in [head, *members] if e.id in hit], cut
 
     def _ids_with_prefix(self, scope: Scope, prefix: str) -> tuple[list[str], int]:
-        """Ids are prefix-enumerable: page through them in id order from the prefix."""
-        graph = self.service.stores.graph
-        ids: list[str] = []
-        after = prefix
-        for _ in range(FILE_SYMBOL_PAGES):
-            page = graph.run(ENTITY_HASHES, scope, EntityHashesParams(after=after, limit=HASH_PAGE)).items
-            mine = [item.id for item in page if item.id.startswith(prefix)]
-            ids += mine
-            if len(mine) < len(page) or len(page) < HASH_PAGE:
-                return ids, 0
-            after = page[-1].id
-        return ids, 1  # at least one more unread
+        """Ids are prefix-enumerable: at most FILE_SYMBOL_PAGES pages of them, and 1 if more exist."""
+        cap = FILE_SYMBOL_PAGES * HASH_PAGE
+        found = stored_hashes(self.service.stores.graph, scope, prefix, page=HASH_PAGE)
+        ids = [h.id for h in islice(found, cap + 1)]
+        return ids[:cap], int(len(ids) > cap)
 
     # -- shared parts -------------------------------------------------------------------------
 
@@ -332,7 +320,7 @@ class CodeOps:
         rel = Related(roots={e.id: e for e in roots}, hops=depth)
         ids = list(rel.roots)
         seen: set[str] = set()
-        for batch in _chunks(ids, ROOTS_PER_CALL):
+        for batch in batches(ids, ROOTS_PER_CALL):
             params = NeighbourhoodParams(
                 roots=batch,
                 edge_types=edge_types,
