@@ -12,7 +12,7 @@ import pytest
 
 from graphctx.contracts._guard import problems
 from graphctx.contracts._markers import REQUIRES, contract_skip
-from graphctx.ports import Capabilities, LexicalHit, VectorHit
+from graphctx.kernel.ports import Capabilities, LexicalHit, VectorHit
 from graphctx.scope import Scope
 
 

@@ -46,7 +46,6 @@ import pytest
 from pydantic import BaseModel
 
 from graphctx import registry
-from graphctx import templates as t
 from graphctx.contracts import datasets
 from graphctx.contracts._markers import requires
 from graphctx.contracts.graph import (
@@ -69,7 +68,8 @@ from graphctx.contracts.graph import (
     modified,
 )
 from graphctx.errors import GraphctxError
-from graphctx.ports import GraphStore
+from graphctx.kernel import templates as t
+from graphctx.kernel.ports import GraphStore
 from graphctx.scope import Scope
 from graphctx.settings import Settings
 

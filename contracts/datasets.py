@@ -11,8 +11,8 @@ from datetime import UTC, datetime
 import numpy as np
 from numpy.typing import NDArray
 
+from graphctx.kernel.ports import LexicalDoc, VectorRecord
 from graphctx.model import Entity, Fact
-from graphctx.ports import LexicalDoc, VectorRecord
 
 DATASET_VERSION = 1
 

@@ -95,13 +95,13 @@ from typing import Any
 
 import pytest
 
-from graphctx import templates as t
 from graphctx.contracts import datasets
 from graphctx.contracts._base import ContractBase, has_capability
 from graphctx.contracts._markers import contract_skip, requires
 from graphctx.errors import BackendError, InputError, NotFound, ScopeError, UnsupportedTemplate
+from graphctx.kernel import templates as t
+from graphctx.kernel.ports import Capabilities, GraphStore
 from graphctx.model import Entity, Fact
-from graphctx.ports import Capabilities, GraphStore
 from graphctx.scope import Scope
 
 __all__ = [

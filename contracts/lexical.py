@@ -53,7 +53,7 @@ import pytest
 from graphctx.contracts import datasets
 from graphctx.contracts._base import ContractBase, adversarial_scopes, check_hits
 from graphctx.contracts._markers import requires
-from graphctx.ports import Capabilities, LexicalDoc, LexicalHit, LexicalIndex
+from graphctx.kernel.ports import Capabilities, LexicalDoc, LexicalHit, LexicalIndex
 from graphctx.scope import Scope
 
 MAX_K = 100

@@ -53,12 +53,9 @@ from graphctx.contracts import datasets
 from graphctx.contracts._base import ContractBase, adversarial_scopes
 from graphctx.envelope import dumps
 from graphctx.errors import BudgetError, NotFound
-from graphctx.model import Entity, Fact
-from graphctx.ports import Capabilities
-from graphctx.scope import Scope
-from graphctx.service import ContextService
-from graphctx.stores import Stores
-from graphctx.templates import (
+from graphctx.kernel.ports import Capabilities
+from graphctx.kernel.stores import Stores
+from graphctx.kernel.templates import (
     ENTITY_DELETE,
     ENTITY_HASHES,
     ENTITY_UPSERT,
@@ -66,6 +63,9 @@ from graphctx.templates import (
     EntityHashesParams,
     EntityUpsertParams,
 )
+from graphctx.model import Entity, Fact
+from graphctx.scope import Scope
+from graphctx.service import ContextService
 
 BUDGETS = (1, 256, 300, 600, 1000, 1500, 4000, 20_000, 1_000_000)
 """max_tokens values the budget tests ask for (below, at, between and above the normalised range)."""
@@ -141,7 +141,7 @@ class RetrievalHarness(ContractBase):
 
     @pytest.fixture
     def stores(self) -> Stores:
-        """Return a fresh `graphctx.stores.Stores` (graph, lexical, journal, and optionally vector and
+        """Return a fresh `graphctx.kernel.stores.Stores` (graph, lexical, journal, and optionally vector and
         embedder) holding nothing in the suite's scopes. The contract closes them. Override this."""
         raise NotImplementedError("override the `stores` fixture in your contract test class")
 

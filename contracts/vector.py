@@ -50,7 +50,7 @@ from graphctx.contracts import datasets
 from graphctx.contracts._base import ContractBase, adversarial_scopes, check_hits
 from graphctx.contracts._markers import requires
 from graphctx.errors import InvalidVector
-from graphctx.ports import Capabilities, VectorHit, VectorIndex, VectorRecord
+from graphctx.kernel.ports import Capabilities, VectorHit, VectorIndex, VectorRecord
 from graphctx.scope import Scope
 
 MAX_K = 100

@@ -9,9 +9,13 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
+from graphctx.clock import iso
 from graphctx.errors import BudgetError
+from graphctx.kernel.templates import CATALOG_VERSION
+from graphctx.scope import Scope
 
 ENVELOPE_VERSION = 1
 _TIMING_PLACEHOLDER = 99999.999
@@ -145,3 +149,23 @@ class Budget:
             k: min(round(v, 3), _TIMING_PLACEHOLDER) for k, v in timings_ms.items()
         }
         return self.envelope
+
+
+def open_envelope(
+    op: str, scope: Scope, *, as_of: datetime, backends: dict[str, str], max_tokens: int, rejected: int = 0
+) -> tuple[dict[str, Any], Budget]:
+    """A new answer of operation `op` (explain, path, neighbourhood and the code operations) and the
+    budget it is placed under. `backends` is the stores' description (their provenance)."""
+    envelope: dict[str, Any] = {
+        "v": ENVELOPE_VERSION,
+        "op": op,
+        "scope": scope.as_dict(),
+        "as_of": iso(as_of),
+        "isolation": {"rejected": rejected},
+        "omissions": [],
+        "truncated": False,
+        "provenance": {**backends, "catalog": CATALOG_VERSION},
+        "budget": {"max_tokens": max_tokens},
+        "timings_ms": {"total": 0.0},
+    }
+    return envelope, Budget(envelope, max_tokens)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from graphctx.kernel.ports import LexicalDoc
 from graphctx.model import Entity
-from graphctx.ports import LexicalDoc
 
 
 def lexical_doc(entity: Entity) -> LexicalDoc:

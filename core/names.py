@@ -7,11 +7,11 @@ from typing import Any
 
 from graphctx import bounds
 from graphctx.errors import AmbiguousName, NotFound
+from graphctx.kernel.ports import GraphStore
+from graphctx.kernel.templates import ENTITY_FIND_EXACT, EntityFindExactParams, ExactField
 from graphctx.model import Entity
-from graphctx.ports import GraphStore
 from graphctx.retrieval.isolation import Isolation
 from graphctx.scope import Scope
-from graphctx.templates import ENTITY_FIND_EXACT, EntityFindExactParams, ExactField
 
 MAX_CANDIDATES = 20
 

@@ -16,18 +16,11 @@ from graphctx import bounds
 from graphctx.clock import Clock, iso, utc_now
 from graphctx.code.indexer import Indexer, IndexProgress, IndexReport, check_excludes
 from graphctx.code.ops import DEFAULT_LIMIT, CodeOps
-from graphctx.envelope import Budget, Option
+from graphctx.envelope import Budget, Option, open_envelope
 from graphctx.errors import InputError, ScopeError, from_validation
-from graphctx.graph_reads import batches
-from graphctx.model import Entity, Fact
-from graphctx.names import resolve
-from graphctx.retrieval.isolation import Isolation
-from graphctx.retrieval.pipeline import Retriever, Stopwatch
-from graphctx.retrieval.render import entity_card, fact_line, facts_about
-from graphctx.scope import Scope
-from graphctx.settings import Settings
-from graphctx.stores import Stores, open_stores
-from graphctx.templates import (
+from graphctx.kernel.reads import batches
+from graphctx.kernel.stores import Stores, open_stores
+from graphctx.kernel.templates import (
     CATALOG_VERSION,
     ENTITY_GET,
     FACT_INVALIDATE,
@@ -44,6 +37,13 @@ from graphctx.templates import (
     NoParams,
     ShortestPathParams,
 )
+from graphctx.model import Entity, Fact
+from graphctx.names import resolve
+from graphctx.retrieval.isolation import Isolation
+from graphctx.retrieval.pipeline import Retriever, Stopwatch
+from graphctx.retrieval.render import entity_card, fact_line, facts_about
+from graphctx.scope import Scope
+from graphctx.settings import Settings
 from graphctx.writes import IndexSync, ReconcileReport
 
 DEFAULT_EXPLAIN_TOKENS = 4_000
@@ -85,7 +85,7 @@ class ContextService:
         # one writer at a time keeps journal, graph and index order consistent; reads run concurrently
         # (each adapter is thread-safe on its own)
         self._writes = threading.Lock()
-        self.code = CodeOps(self)
+        self.code = CodeOps(self.stores, self.retriever, self.clock)
 
     @classmethod
     def open(cls, settings: Settings | None = None, clock: Clock = utc_now) -> ContextService:
@@ -439,19 +439,14 @@ class ContextService:
         self, op: str, scope: Scope, max_tokens: int | None, default: int, isolation: Isolation
     ) -> tuple[dict[str, Any], Budget]:
         tokens = bounds.normalise_tokens(max_tokens, default)
-        envelope: dict[str, Any] = {
-            "v": 1,
-            "op": op,
-            "scope": scope.as_dict(),
-            "as_of": iso(self.clock()),
-            "isolation": {"rejected": isolation.rejected},
-            "omissions": [],
-            "truncated": False,
-            "provenance": {**self.stores.describe(), "catalog": CATALOG_VERSION},
-            "budget": {"max_tokens": tokens},
-            "timings_ms": {"total": 0.0},
-        }
-        return envelope, Budget(envelope, tokens)
+        return open_envelope(
+            op,
+            scope,
+            as_of=self.clock(),
+            backends=self.stores.describe(),
+            max_tokens=tokens,
+            rejected=isolation.rejected,
+        )
 
     @staticmethod
     def _params(model: Any, **values: Any) -> Any:

@@ -8,13 +8,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graphctx.errors import GraphctxError, InvalidVector
-from graphctx.graph_reads import batches, stored_hashes
 from graphctx.indexing import embedding_text, lexical_doc
-from graphctx.model import Entity
-from graphctx.ports import VectorRecord
-from graphctx.scope import Scope
-from graphctx.stores import Stores
-from graphctx.templates import (
+from graphctx.kernel.ports import VectorRecord
+from graphctx.kernel.reads import batches, stored_hashes
+from graphctx.kernel.stores import Stores
+from graphctx.kernel.templates import (
     ENTITY_DELETE,
     ENTITY_GET,
     ENTITY_UPSERT,
@@ -22,6 +20,8 @@ from graphctx.templates import (
     EntityGetParams,
     EntityUpsertParams,
 )
+from graphctx.model import Entity
+from graphctx.scope import Scope
 from graphctx.vectors import checked_vector
 
 BATCH = 500

@@ -1,4 +1,4 @@
-"""Offline embedders (graphctx.ports.Embedder).
+"""Offline embedders (graphctx.kernel.ports.Embedder).
 
 - `wordllama` (the default): WordLlama l2_supercat 256-d static embeddings read from the files inside
   the `wordllama` wheel; numpy + tokenizers + safetensors, no torch, no download.

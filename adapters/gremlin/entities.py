@@ -8,12 +8,10 @@ from datetime import datetime
 from gremlin_python.process.graph_traversal import __
 from gremlin_python.process.traversal import Scope as Local
 
-from graphctx import store_rules
 from graphctx.errors import InputError
-from graphctx.model import Entity, IndexedHash
-from graphctx.scope import Scope
-from graphctx.store_rules import check_owner, unique, usable
-from graphctx.templates import (
+from graphctx.kernel import rules as store_rules
+from graphctx.kernel.rules import check_owner, unique, usable
+from graphctx.kernel.templates import (
     DeleteResult,
     EntityFindExactParams,
     EntityHashesParams,
@@ -22,6 +20,8 @@ from graphctx.templates import (
     HashPage,
     UpsertResult,
 )
+from graphctx.model import Entity, IndexedHash
+from graphctx.scope import Scope
 
 from . import codec, keys
 from .binding import Binder

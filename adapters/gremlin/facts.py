@@ -7,10 +7,16 @@ from datetime import datetime
 
 from gremlin_python.process.graph_traversal import GraphTraversal, __
 
+from graphctx.kernel.rules import check_owner, endpoints, fact_order, require_endpoints, unique
+from graphctx.kernel.templates import (
+    CountResult,
+    FactInvalidateParams,
+    FactList,
+    FactsFromRootsParams,
+    UpsertResult,
+)
 from graphctx.model import Fact
 from graphctx.scope import Scope
-from graphctx.store_rules import check_owner, endpoints, fact_order, require_endpoints, unique
-from graphctx.templates import CountResult, FactInvalidateParams, FactList, FactsFromRootsParams, UpsertResult
 
 from . import codec, keys
 from .binding import Binder

@@ -7,8 +7,8 @@ from datetime import datetime
 from gremlin_python.process.graph_traversal import __
 from gremlin_python.process.traversal import Scope as Local
 
+from graphctx.kernel.templates import CountResult, ScopeStats
 from graphctx.scope import Scope
-from graphctx.templates import CountResult, ScopeStats
 
 from . import keys
 from .binding import Binder

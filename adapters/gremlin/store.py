@@ -12,12 +12,12 @@ from gremlin_python.process.traversal import TraversalStrategies
 from gremlin_python.structure.graph import Graph
 from pydantic import BaseModel
 
-from graphctx import templates as t
 from graphctx.clock import Clock, utc_now
 from graphctx.errors import BackendUnavailable
-from graphctx.ports import Capabilities
+from graphctx.kernel import templates as t
+from graphctx.kernel.dispatch import Handler, TemplateDispatch
+from graphctx.kernel.ports import Capabilities
 from graphctx.scope import Scope
-from graphctx.store_base import Handler, TemplateDispatch
 
 from . import entities, facts, scopes, traversal
 from .binding import Binder

@@ -1,7 +1,7 @@
 """Bounded traversals: neighbourhood and shortest path, one scoped request per hop.
 
 The breadth-first bookkeeping (which nodes a limit keeps, tie-breaking, the path walk) is
-graphctx.graph_walk, shared with every store; the server does each hop: from the frontier
+graphctx.kernel.walk, shared with every store; the server does each hop: from the frontier
 vertices of the scope, along allowed, valid, non-literal fact edges of the scope, to entity
 vertices of the scope, with the per-node cut (ordered by the catalogue edge order) and its count
 done server-side.
@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from graphctx import graph_walk
-from graphctx.graph_walk import Hop, Step, step_order
+from graphctx.kernel import walk as graph_walk
+from graphctx.kernel.rules import unique
+from graphctx.kernel.templates import Direction, NeighbourhoodParams, PathResult, ShortestPathParams, Subgraph
+from graphctx.kernel.walk import Hop, Step, step_order
 from graphctx.scope import Scope
-from graphctx.store_rules import unique
-from graphctx.templates import Direction, NeighbourhoodParams, PathResult, ShortestPathParams, Subgraph
 
 from . import codec, keys
 from .binding import Binder

@@ -16,7 +16,7 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any, TypeVar
 
 from graphctx.errors import BackendError, ConfigError, InputError, ScopeError
-from graphctx.ports import Capabilities, VectorHit, VectorRecord
+from graphctx.kernel.ports import Capabilities, VectorHit, VectorRecord
 from graphctx.scope import Scope
 from graphctx.vectors import checked_vector
 

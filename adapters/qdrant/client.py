@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphctx.errors import BackendError, BackendUnavailable, ConfigError, GraphctxError
-from graphctx.ports import Capabilities
+from graphctx.kernel.ports import Capabilities
 from graphctx.scope import Scope
 
 from ._common import (

@@ -26,7 +26,7 @@ from qdrant_edge import (
 )
 
 from graphctx.errors import BackendError, BackendUnavailable, GraphctxError
-from graphctx.ports import Capabilities
+from graphctx.kernel.ports import Capabilities
 from graphctx.scope import Scope
 
 from ._common import KEYWORD_INDEXES, SCOPE_FIELDS, VECTOR_NAME, Payload, ScopedQdrantIndex, safe_name

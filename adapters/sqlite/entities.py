@@ -5,11 +5,10 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
-from graphctx import store_rules
 from graphctx.errors import InputError
-from graphctx.model import Entity, IndexedHash
-from graphctx.store_rules import check_owner, unique, usable
-from graphctx.templates import (
+from graphctx.kernel import rules as store_rules
+from graphctx.kernel.rules import check_owner, unique, usable
+from graphctx.kernel.templates import (
     DeleteResult,
     EntityFindExactParams,
     EntityHashesParams,
@@ -18,6 +17,7 @@ from graphctx.templates import (
     HashPage,
     UpsertResult,
 )
+from graphctx.model import Entity, IndexedHash
 
 from . import codec
 from .db import Key, json_list, ts

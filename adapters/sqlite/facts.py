@@ -5,9 +5,15 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
+from graphctx.kernel.rules import check_owner, endpoints, fact_order, require_endpoints, unique
+from graphctx.kernel.templates import (
+    CountResult,
+    FactInvalidateParams,
+    FactList,
+    FactsFromRootsParams,
+    UpsertResult,
+)
 from graphctx.model import Fact
-from graphctx.store_rules import check_owner, endpoints, fact_order, require_endpoints, unique
-from graphctx.templates import CountResult, FactInvalidateParams, FactList, FactsFromRootsParams, UpsertResult
 
 from . import codec
 from .db import Key, json_list, ts

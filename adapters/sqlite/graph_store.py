@@ -10,12 +10,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from graphctx import templates as t
 from graphctx.clock import Clock, utc_now
 from graphctx.errors import BackendError, BackendUnavailable
-from graphctx.ports import Capabilities
+from graphctx.kernel import templates as t
+from graphctx.kernel.dispatch import Handler, TemplateDispatch
+from graphctx.kernel.ports import Capabilities
 from graphctx.scope import Scope
-from graphctx.store_base import Handler, TemplateDispatch
 
 from . import entities, facts, schema, scopes, traversal
 from .db import MEMORY, Key, connect, key, stamp, transaction

@@ -11,9 +11,9 @@ from datetime import UTC, datetime
 from typing import get_args
 
 from graphctx.errors import BackendError, BackendUnavailable, InputError, ScopeError
-from graphctx.ports import JournalEntry, JournalOp
+from graphctx.kernel.ports import JournalEntry, JournalOp
+from graphctx.kernel.rules import usable
 from graphctx.scope import Scope
-from graphctx.store_rules import usable
 
 from .db import connect, json_list, stamp, transaction
 

@@ -45,7 +45,7 @@ def _principal(row: sqlite3.Row) -> Principal:
 
 
 class SqliteKeyStore:
-    """KeyStore (graphctx.ports). One message for every failed verification, so a caller cannot
+    """KeyStore (graphctx.kernel.ports). One message for every failed verification, so a caller cannot
     tell an unknown key from a revoked one or a wrong secret."""
 
     def __init__(self, path: str | os.PathLike[str], *, timeout_s: float = 5.0) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from graphctx.templates import CountResult, ScopeStats
+from graphctx.kernel.templates import CountResult, ScopeStats
 
 from .db import Key
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
-from graphctx import graph_walk
-from graphctx.graph_walk import Hop, Step, step_order
-from graphctx.templates import Direction, NeighbourhoodParams, PathResult, ShortestPathParams, Subgraph
+from graphctx.kernel import walk as graph_walk
+from graphctx.kernel.templates import Direction, NeighbourhoodParams, PathResult, ShortestPathParams, Subgraph
+from graphctx.kernel.walk import Hop, Step, step_order
 
 from . import codec
 from .db import Key, json_list, ts

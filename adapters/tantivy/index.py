@@ -26,7 +26,7 @@ from graphctx.adapters.tantivy.schema import (
 )
 from graphctx.bounds import clamp
 from graphctx.errors import BackendError, BackendUnavailable, InputError
-from graphctx.ports import Capabilities, LexicalDoc, LexicalHit
+from graphctx.kernel.ports import Capabilities, LexicalDoc, LexicalHit
 from graphctx.scope import Scope
 
 MAX_K = 100

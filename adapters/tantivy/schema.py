@@ -5,7 +5,7 @@ from __future__ import annotations
 from tantivy import Document, PreTokenizedString, Schema, SchemaBuilder, Token
 
 from graphctx.adapters.tantivy.analysis import EN_ANALYSER, clean, exact_terms, identifier_tokens
-from graphctx.ports import LexicalDoc
+from graphctx.kernel.ports import LexicalDoc
 from graphctx.scope import Scope
 
 # Stored, untokenized: the scope a hit came from, its id and hash, and the unique upsert key.

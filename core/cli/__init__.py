@@ -22,7 +22,7 @@ from graphctx.auth import Principal
 from graphctx.cli import render
 from graphctx.envelope import dumps
 from graphctx.errors import AmbiguousName, GraphctxError, InputError, NotFound
-from graphctx.ports import KeyStore
+from graphctx.kernel.ports import KeyStore
 from graphctx.scope import Scope
 from graphctx.service import ContextService
 from graphctx.settings import Settings

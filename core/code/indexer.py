@@ -35,11 +35,9 @@ from graphctx.code.resolve import Resolver
 from graphctx.code.walk import SourceFile, walk
 from graphctx.code.workspace import Workspace, reachable_from
 from graphctx.errors import InputError
-from graphctx.graph_reads import batches, stored_hashes
-from graphctx.model import EdgeKind, Entity, Fact
-from graphctx.scope import Scope
-from graphctx.stores import Stores
-from graphctx.templates import (
+from graphctx.kernel.reads import batches, stored_hashes
+from graphctx.kernel.stores import Stores
+from graphctx.kernel.templates import (
     ENTITY_GET,
     FACT_UPSERT,
     FACTS_FROM_ROOTS,
@@ -48,6 +46,8 @@ from graphctx.templates import (
     FactsFromRootsParams,
     FactUpsertParams,
 )
+from graphctx.model import EdgeKind, Entity, Fact
+from graphctx.scope import Scope
 from graphctx.writes import IndexSync
 
 ENTITY_BATCH = 1000  # entity.delete / entity.get take at most 1000 ids

@@ -11,29 +11,28 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from graphctx import bounds
+from graphctx.clock import Clock
 from graphctx.code.diff import Change, FileChange, merge, parse_diff
-from graphctx.envelope import Budget, Option
+from graphctx.envelope import Budget, Option, open_envelope
 from graphctx.errors import InputError
-from graphctx.graph_reads import batches, stored_hashes
-from graphctx.model import EdgeKind, Entity, Fact, NodeKind
-from graphctx.names import resolve
-from graphctx.retrieval.isolation import Isolation
-from graphctx.retrieval.pipeline import Deadline, Stopwatch
-from graphctx.retrieval.render import entity_card
-from graphctx.scope import Scope
-from graphctx.templates import (
+from graphctx.kernel.reads import batches, stored_hashes
+from graphctx.kernel.stores import Stores
+from graphctx.kernel.templates import (
     ENTITY_GET,
     NEIGHBOURHOOD,
     Direction,
     EntityGetParams,
     NeighbourhoodParams,
 )
-
-if TYPE_CHECKING:
-    from graphctx.service import ContextService
+from graphctx.model import EdgeKind, Entity, Fact, NodeKind
+from graphctx.names import resolve
+from graphctx.retrieval.isolation import Isolation
+from graphctx.retrieval.pipeline import Deadline, Retriever, Stopwatch
+from graphctx.retrieval.render import entity_card
+from graphctx.scope import Scope
 
 CODE_TYPES = frozenset(k.value for k in NodeKind)
 CALLS, TESTED_BY, IMPORTS = EdgeKind.CALLS.value, EdgeKind.TESTED_BY.value, EdgeKind.IMPORTS.value
@@ -85,10 +84,12 @@ class Related:
 
 
 class CodeOps:
-    """The code operations of one ContextService (its stores, clock, retriever and envelope)."""
+    """The code operations over one set of stores (the ContextService's), its read trunk and clock."""
 
-    def __init__(self, service: ContextService) -> None:
-        self.service = service
+    def __init__(self, stores: Stores, retriever: Retriever, clock: Clock) -> None:
+        self.stores = stores
+        self.retriever = retriever
+        self.clock = clock
 
     # -- search -------------------------------------------------------------------------------
 
@@ -100,7 +101,7 @@ class CodeOps:
         query = bounds.check_query(query)
         watch = Stopwatch()
         isolation = Isolation(scope)
-        retriever = self.service.retriever
+        retriever = self.retriever
         found, legs, coverage = retriever.find(scope, query, Deadline(retriever.deadline_s), watch, isolation)
         code = [c for c in found if c.entity.type in CODE_TYPES]
         coverage["not_code"] = len(found) - len(code)
@@ -144,7 +145,7 @@ class CodeOps:
         the tests that exercise it; each direction capped at `limit` with counts of what was cut."""
         watch = Stopwatch()
         isolation = Isolation(scope)
-        subject = resolve(self.service.stores.graph, scope, name)
+        subject = resolve(self.stores.graph, scope, name)
         limit = _limit(limit)
         rels = {
             "callers": self._walk(scope, isolation, [subject], (CALLS,), "in", 1, limit),
@@ -173,7 +174,7 @@ class CodeOps:
         key = {"in": "callers", "out": "callees"}[direction]
         watch = Stopwatch()
         isolation = Isolation(scope)
-        subject = resolve(self.service.stores.graph, scope, name)
+        subject = resolve(self.stores.graph, scope, name)
         depth = bounds.clamp(depth, 1, bounds.MAX_HOPS)
         limit = _limit(limit)
         rel = self._walk(scope, isolation, [subject], (CALLS,), direction, depth, limit)
@@ -202,7 +203,7 @@ class CodeOps:
         symbol of a file listed without lines), their callers (1-2 hops) and their tests. Files the
         graph does not hold are listed as `unknown`."""
         watch = Stopwatch()
-        deadline = Deadline(self.service.retriever.deadline_s)
+        deadline = Deadline(self.retriever.deadline_s)
         isolation = Isolation(scope)
         changes = _changes(files, diff)
         depth = bounds.clamp(depth, 1, bounds.MAX_HOPS)
@@ -269,7 +270,7 @@ class CodeOps:
     ) -> tuple[list[Entity] | None, int]:
         """The symbols a file change touches (None when the graph has no such file) and how many
         of the file's symbols were left unread by the page cap."""
-        graph = self.service.stores.graph
+        graph = self.stores.graph
         path = change.path.removeprefix("./")
         heads = graph.run(ENTITY_GET, scope, EntityGetParams(ids=(f"py:{path}", f"md:{path}"))).entities
         heads = tuple(e for e in heads if isolation.admit_entity(e))
@@ -301,7 +302,7 @@ class CodeOps:
     def _ids_with_prefix(self, scope: Scope, prefix: str) -> tuple[list[str], int]:
         """Ids are prefix-enumerable: at most FILE_SYMBOL_PAGES pages of them, and 1 if more exist."""
         cap = FILE_SYMBOL_PAGES * HASH_PAGE
-        found = stored_hashes(self.service.stores.graph, scope, prefix, page=HASH_PAGE)
+        found = stored_hashes(self.stores.graph, scope, prefix, page=HASH_PAGE)
         ids = [h.id for h in islice(found, cap + 1)]
         return ids[:cap], int(len(ids) > cap)
 
@@ -328,9 +329,9 @@ class CodeOps:
                 depth=depth,
                 per_direction_limit=limit,
                 limit=bounds.NEIGHBOURHOOD_LIMIT,
-                as_of=self.service.clock(),
+                as_of=self.clock(),
             )
-            sub = self.service.stores.graph.run(NEIGHBOURHOOD, scope, params)
+            sub = self.stores.graph.run(NEIGHBOURHOOD, scope, params)
             rel.cut += sub.omitted
             for node in sub.nodes:
                 if node.entity.id in rel.roots or not isolation.admit_entity(node.entity):
@@ -429,7 +430,15 @@ class CodeOps:
     def _envelope(
         self, op: str, scope: Scope, max_tokens: int | None, default: int, isolation: Isolation
     ) -> tuple[dict[str, Any], Budget]:
-        return self.service._envelope(op, scope, max_tokens, default, isolation)
+        tokens = bounds.normalise_tokens(max_tokens, default)
+        return open_envelope(
+            op,
+            scope,
+            as_of=self.clock(),
+            backends=self.stores.describe(),
+            max_tokens=tokens,
+            rejected=isolation.rejected,
+        )
 
 
 def _changes(files: Sequence[str], diff: str | None) -> list[FileChange]:

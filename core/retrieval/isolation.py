@@ -3,8 +3,8 @@ before it contributes anything; a backend that ignored its filter must not leak.
 
 from __future__ import annotations
 
+from graphctx.kernel.ports import LexicalHit, VectorHit
 from graphctx.model import Entity, Fact
-from graphctx.ports import LexicalHit, VectorHit
 from graphctx.scope import Scope
 
 

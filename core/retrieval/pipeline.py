@@ -12,15 +12,9 @@ from graphctx import bounds
 from graphctx.clock import Clock, iso
 from graphctx.envelope import ENVELOPE_VERSION, Budget, Option
 from graphctx.errors import DeadlineExceeded, GraphctxError, InvalidVector
-from graphctx.model import Entity, Fact
-from graphctx.ports import LexicalHit, VectorHit
-from graphctx.retrieval.exact import exact_candidates
-from graphctx.retrieval.fusion import Fused, rrf
-from graphctx.retrieval.isolation import Isolation
-from graphctx.retrieval.render import entity_card, fact_line, facts_about, item_options
-from graphctx.scope import Scope
-from graphctx.stores import Stores
-from graphctx.templates import (
+from graphctx.kernel.ports import LexicalHit, VectorHit
+from graphctx.kernel.stores import Stores
+from graphctx.kernel.templates import (
     CATALOG_VERSION,
     ENTITY_FIND_EXACT,
     ENTITY_GET,
@@ -32,6 +26,12 @@ from graphctx.templates import (
     FactsFromRootsParams,
     NeighbourhoodParams,
 )
+from graphctx.model import Entity, Fact
+from graphctx.retrieval.exact import exact_candidates
+from graphctx.retrieval.fusion import Fused, rrf
+from graphctx.retrieval.isolation import Isolation
+from graphctx.retrieval.render import entity_card, fact_line, facts_about, item_options
+from graphctx.scope import Scope
 from graphctx.vectors import checked_vector
 
 

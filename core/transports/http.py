@@ -28,11 +28,11 @@ from graphctx import __version__, api
 from graphctx.auth import AuthError, Principal, api_key_from_headers, new_key
 from graphctx.envelope import dumps
 from graphctx.errors import BoundExceeded, GraphctxError, InputError
-from graphctx.ports import KeyStore
+from graphctx.kernel.ports import KeyStore
+from graphctx.kernel.templates import SCOPE_STATS, NoParams
 from graphctx.scope import Scope
 from graphctx.service import ContextService
 from graphctx.settings import Settings
-from graphctx.templates import SCOPE_STATS, NoParams
 
 log = logging.getLogger("graphctx.http")
 

@@ -36,8 +36,8 @@ from graphctx import __version__, api, bounds
 from graphctx.auth import AuthError, Principal, api_key_from_headers
 from graphctx.envelope import dumps
 from graphctx.errors import GraphctxError
+from graphctx.kernel.ports import KeyStore
 from graphctx.model import PREDICATES
-from graphctx.ports import KeyStore
 from graphctx.service import DEFAULT_EXPLAIN_TOKENS, ContextService
 
 log = logging.getLogger("graphctx.mcp")

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from graphctx import registry
 from graphctx.auth import Principal
 from graphctx.errors import GraphctxError
-from graphctx.ports import KeyStore
+from graphctx.kernel.ports import KeyStore
 from graphctx.service import ContextService
 from graphctx.settings import Settings
 from graphctx.transports.mcp import Authenticate, fixed_authenticator, run_stdio

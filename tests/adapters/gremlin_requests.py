@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from graphctx import templates as t
 from graphctx.adapters.gremlin import GremlinGraphStore, TimedTransport, keys
 from graphctx.contracts import datasets
+from graphctx.kernel import templates as t
 from graphctx.model import PREDICATES, Entity, Fact
 from graphctx.scope import Scope
 from tests.transports.live import free_port

@@ -29,7 +29,7 @@ from graphctx.adapters.embedders import (
     wordllama,
 )
 from graphctx.errors import ConfigError, InputError, InvalidVector
-from graphctx.ports import Embedder
+from graphctx.kernel.ports import Embedder
 
 
 def _installed(*modules: str) -> bool:

@@ -21,9 +21,9 @@ from aiohttp import web
 from gremlin_python.structure.io.graphsonV3d0 import GraphSONWriter
 
 from graphctx import registry
-from graphctx import templates as t
 from graphctx.adapters.gremlin import ConnectionConfig, GremlinGraphStore
 from graphctx.errors import BackendError, BackendUnavailable
+from graphctx.kernel import templates as t
 from graphctx.model import Entity, Fact
 from graphctx.scope import Scope
 from graphctx.settings import Settings

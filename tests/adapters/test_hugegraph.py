@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 import requests
 
-from graphctx import templates as t
 from graphctx.adapters.hugegraph import HugeGraphSettings, HugeGraphStore, RestClient, schema
 from graphctx.errors import BackendError, BackendUnavailable, ConfigError
+from graphctx.kernel import templates as t
 from graphctx.model import PREDICATES, Entity
 from graphctx.scope import Scope
 from tests.adapters.gremlin_requests import (

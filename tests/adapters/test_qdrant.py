@@ -30,7 +30,7 @@ from graphctx.errors import (
     InvalidVector,
     ScopeError,
 )
-from graphctx.ports import VectorIndex, VectorRecord
+from graphctx.kernel.ports import VectorIndex, VectorRecord
 from graphctx.scope import Scope
 from graphctx.settings import Settings
 

@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 from graphctx import bounds
-from graphctx import templates as t
 from graphctx.adapters.sqlite import SqliteGraphStore, create_graph_store
 from graphctx.errors import (
     BackendError,
@@ -23,8 +22,9 @@ from graphctx.errors import (
     ScopeError,
     UnsupportedTemplate,
 )
+from graphctx.kernel import templates as t
+from graphctx.kernel.ports import GraphStore
 from graphctx.model import Entity, Fact
-from graphctx.ports import GraphStore
 from graphctx.scope import Scope
 from graphctx.settings import Settings
 

@@ -11,7 +11,7 @@ import pytest
 
 from graphctx.adapters.sqlite import SqliteJournal, create_journal
 from graphctx.errors import BackendUnavailable, InputError, ScopeError
-from graphctx.ports import IndexJournal
+from graphctx.kernel.ports import IndexJournal
 from graphctx.scope import Scope
 from graphctx.settings import Settings
 

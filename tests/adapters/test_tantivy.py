@@ -18,7 +18,7 @@ from graphctx.adapters.tantivy import (
     identifier_tokens,
 )
 from graphctx.errors import BackendError, BackendUnavailable, InputError
-from graphctx.ports import LexicalDoc, LexicalHit, LexicalIndex
+from graphctx.kernel.ports import LexicalDoc, LexicalHit, LexicalIndex
 from graphctx.scope import Scope
 from graphctx.settings import Settings
 

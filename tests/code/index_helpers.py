@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from graphctx.kernel.templates import ENTITY_HASHES, EntityHashesParams
 from graphctx.scope import Scope
 from graphctx.service import ContextService
-from graphctx.templates import ENTITY_HASHES, EntityHashesParams
 
 
 def write_repo(root: Path, files: dict[str, str | None]) -> Path:

@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from graphctx import templates as t
 from graphctx.adapters.sqlite import SqliteGraphStore
 from graphctx.contracts.congruence import (
     GROUPS,
@@ -20,7 +19,8 @@ from graphctx.contracts.congruence import (
     compare_graph_stores,
     reference_graph_store,
 )
-from graphctx.ports import Capabilities
+from graphctx.kernel import templates as t
+from graphctx.kernel.ports import Capabilities
 from graphctx.scope import Scope
 
 

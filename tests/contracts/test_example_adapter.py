@@ -19,12 +19,12 @@ from types import ModuleType
 import pytest
 from junit_run import run_pytest  # shared subprocess runner (tests/contracts is on sys.path)
 
-from graphctx import templates as t
 from graphctx.contracts._guard import contract_tests
 from graphctx.contracts.congruence import GraphCongruenceContract
 from graphctx.contracts.graph import GraphStoreContract
+from graphctx.kernel import templates as t
+from graphctx.kernel.ports import GraphStore
 from graphctx.model import Entity
-from graphctx.ports import GraphStore
 from graphctx.scope import Scope
 from graphctx.settings import Settings
 

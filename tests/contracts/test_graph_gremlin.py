@@ -12,14 +12,14 @@ from typing import Any
 import pytest
 
 from graphctx import registry
-from graphctx import templates as t
 from graphctx.adapters.gremlin import ConnectionConfig, GremlinGraphStore
 from graphctx.contracts.congruence import GraphCongruenceContract
 from graphctx.contracts.graph import GraphStoreContract
 from graphctx.contracts.retrieval import RetrievalContract
+from graphctx.kernel import templates as t
+from graphctx.kernel.stores import Stores, open_stores
 from graphctx.scope import Scope
 from graphctx.settings import Settings
-from graphctx.stores import Stores, open_stores
 
 URL = os.environ.get("GRAPHCTX_TEST_GREMLIN_URL", "ws://127.0.0.1:18183/gremlin")
 

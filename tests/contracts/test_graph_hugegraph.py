@@ -18,8 +18,8 @@ from graphctx.adapters.hugegraph import HugeGraphSettings, HugeGraphStore
 from graphctx.contracts.congruence import GraphCongruenceContract
 from graphctx.contracts.graph import GraphStoreContract
 from graphctx.contracts.retrieval import RetrievalContract
+from graphctx.kernel.stores import Stores, open_stores
 from graphctx.settings import Settings
-from graphctx.stores import Stores, open_stores
 
 URL = os.environ.get("GRAPHCTX_TEST_HUGEGRAPH_URL", "http://127.0.0.1:18080")
 GREMLIN_URL = os.environ.get("GRAPHCTX_TEST_HUGEGRAPH_GREMLIN_URL", "ws://127.0.0.1:18182/gremlin")

@@ -35,7 +35,7 @@ import pytest
 from graphctx.adapters.sqlite import SqliteGraphStore
 from graphctx.contracts import known_broken
 from graphctx.contracts.graph import GraphStoreContract
-from graphctx.ports import Capabilities
+from graphctx.kernel.ports import Capabilities
 
 
 class _Sqlite(GraphStoreContract):

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from graphctx.contracts.retrieval import RetrievalContract
+from graphctx.kernel.stores import Stores, open_stores
 from graphctx.settings import Settings
-from graphctx.stores import Stores, open_stores
 
 
 class TestEmbeddedTrio(RetrievalContract):

@@ -10,9 +10,9 @@ import pytest
 
 from graphctx.envelope import dumps
 from graphctx.errors import InputError
+from graphctx.kernel.templates import ENTITY_DELETE, ENTITY_UPSERT, EntityDeleteParams, EntityUpsertParams
 from graphctx.model import Entity
 from graphctx.service import ContextService
-from graphctx.templates import ENTITY_DELETE, ENTITY_UPSERT, EntityDeleteParams, EntityUpsertParams
 from tests.conftest import TENANT_A, fixed_clock, make_settings
 from tests.service.memory_data import load
 

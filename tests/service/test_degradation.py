@@ -7,8 +7,8 @@ import threading
 import numpy as np
 import pytest
 
+from graphctx.kernel.stores import open_stores
 from graphctx.service import ContextService
-from graphctx.stores import open_stores
 from tests.conftest import TENANT_A, fixed_clock
 from tests.service.memory_data import load
 

@@ -8,10 +8,10 @@ from collections.abc import Sequence
 import pytest
 
 from graphctx.envelope import dumps
-from graphctx.ports import LexicalHit, VectorHit
+from graphctx.kernel.ports import LexicalHit, VectorHit
+from graphctx.kernel.stores import open_stores
 from graphctx.scope import Scope
 from graphctx.service import ContextService
-from graphctx.stores import open_stores
 from tests.conftest import TENANT_A, TENANT_B, fixed_clock
 from tests.service.memory_data import load
 

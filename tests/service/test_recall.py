@@ -126,8 +126,8 @@ def test_recall_caps_entries_and_facts_and_names_the_cut(service):
 
 
 def test_depth_two_lists_second_hop_neighbours(settings):
+    from graphctx.kernel.stores import open_stores
     from graphctx.service import ContextService
-    from graphctx.stores import open_stores
     from tests.conftest import fixed_clock
 
     stores = open_stores(settings)

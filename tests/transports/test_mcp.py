@@ -26,7 +26,7 @@ from graphctx import api, registry
 from graphctx.auth import Principal
 from graphctx.envelope import dumps
 from graphctx.errors import AmbiguousName
-from graphctx.ports import KeyStore
+from graphctx.kernel.ports import KeyStore
 from graphctx.scope import Scope, shared_scope
 from graphctx.service import ContextService
 from graphctx.settings import Settings

@@ -29,13 +29,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from graphctx import templates as t
 from graphctx.errors import BackendUnavailable, InputError, NotFound, ScopeError
+from graphctx.kernel import templates as t
+from graphctx.kernel.dispatch import Handler, TemplateDispatch
+from graphctx.kernel.ports import Capabilities
 from graphctx.model import Entity, Fact, IndexedHash
-from graphctx.ports import Capabilities
 from graphctx.scope import Scope
 from graphctx.settings import Settings
-from graphctx.store_base import Handler, TemplateDispatch
 
 Clock = Callable[[], datetime]
 Key = tuple[str, str, str]

@@ -13,11 +13,11 @@ from typing import Any
 
 from _shared import InMemorySqlite, TestControlSqlite  # noqa: F401  (the control runs here)
 
-from graphctx import templates as t
 from graphctx.adapters.sqlite import SqliteGraphStore
 from graphctx.contracts.graph import GraphStoreContract
+from graphctx.kernel import templates as t
+from graphctx.kernel.dispatch import Handler
 from graphctx.scope import Scope
-from graphctx.store_base import Handler
 
 UNBOUNDED = 1_000_000
 

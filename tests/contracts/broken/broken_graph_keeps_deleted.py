@@ -12,12 +12,12 @@ from collections.abc import Mapping
 
 from _shared import InMemorySqlite, TestControlSqlite  # noqa: F401  (the control runs here)
 
-from graphctx import templates as t
 from graphctx.adapters.sqlite import SqliteGraphStore
 from graphctx.adapters.sqlite.db import Key, json_list
 from graphctx.contracts.graph import GraphStoreContract
-from graphctx.store_base import Handler
-from graphctx.store_rules import unique
+from graphctx.kernel import templates as t
+from graphctx.kernel.dispatch import Handler
+from graphctx.kernel.rules import unique
 
 _IN_SCOPE = "tenant_id = ?1 AND namespace = ?2 AND graph_id = ?3"
 _DELETE_FACTS = f"""

@@ -12,9 +12,9 @@ from typing import Any
 
 from _shared import InMemorySqlite, TestControlSqlite  # noqa: F401  (the control runs here)
 
-from graphctx import templates as t
 from graphctx.adapters.sqlite import SqliteGraphStore
 from graphctx.contracts.graph import GraphStoreContract
+from graphctx.kernel import templates as t
 from graphctx.scope import Scope
 
 # result field -> the list in it whose order the catalogue fixes

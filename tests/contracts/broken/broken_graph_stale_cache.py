@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 from _shared import InMemorySqlite
 
-from graphctx import templates as t
 from graphctx.adapters.sqlite import SqliteGraphStore
 from graphctx.contracts.graph import GraphStoreContract
+from graphctx.kernel import templates as t
+from graphctx.kernel.ports import Capabilities
 from graphctx.model import Entity
-from graphctx.ports import Capabilities
 from graphctx.scope import Scope
 
 

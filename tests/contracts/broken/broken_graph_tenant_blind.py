@@ -13,12 +13,12 @@ from collections.abc import Mapping
 
 from _shared import InMemorySqlite, TestControlSqlite  # noqa: F401  (the control runs here)
 
-from graphctx import templates as t
 from graphctx.adapters.sqlite import SqliteGraphStore, codec
 from graphctx.adapters.sqlite.db import Key, json_list
 from graphctx.contracts.graph import GraphStoreContract
-from graphctx.store_base import Handler
-from graphctx.store_rules import unique
+from graphctx.kernel import templates as t
+from graphctx.kernel.dispatch import Handler
+from graphctx.kernel.rules import unique
 
 # the reference statements with `e.tenant_id = ?1` left out (?1 is still bound, and ignored)
 _GET = """

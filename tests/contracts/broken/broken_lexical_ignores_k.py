@@ -11,7 +11,7 @@ from _shared import InRamTantivy, TestControlTantivy  # noqa: F401  (the control
 
 from graphctx.adapters.tantivy import TantivyLexicalIndex
 from graphctx.contracts.lexical import LexicalIndexContract
-from graphctx.ports import LexicalHit
+from graphctx.kernel.ports import LexicalHit
 from graphctx.scope import Scope
 
 

@@ -14,7 +14,7 @@ from tantivy import Query
 from graphctx.adapters.tantivy import TantivyLexicalIndex
 from graphctx.adapters.tantivy.query import text_clauses
 from graphctx.contracts.lexical import LexicalIndexContract
-from graphctx.ports import LexicalHit
+from graphctx.kernel.ports import LexicalHit
 from graphctx.scope import Scope
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 
 from graphctx.errors import NotFound, ScopeError
+from graphctx.kernel.templates import EntityFindExactParams, ExactField, ExactMatch, ExactMatches
 from graphctx.model import Entity, Fact
-from graphctx.templates import EntityFindExactParams, ExactField, ExactMatch, ExactMatches
 
 _SCOPE_FIELDS = ("tenant_id", "namespace", "graph_id")
 

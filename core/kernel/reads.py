@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
+from graphctx.kernel.ports import GraphStore
+from graphctx.kernel.templates import ENTITY_HASHES, EntityHashesParams
 from graphctx.model import IndexedHash
-from graphctx.ports import GraphStore
 from graphctx.scope import Scope
-from graphctx.templates import ENTITY_HASHES, EntityHashesParams
 
 T = TypeVar("T")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from graphctx import registry
-from graphctx.ports import Embedder, GraphStore, IndexJournal, LexicalIndex, VectorIndex
+from graphctx.kernel.ports import Embedder, GraphStore, IndexJournal, LexicalIndex, VectorIndex
 from graphctx.settings import Settings
 
 

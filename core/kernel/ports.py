@@ -15,8 +15,8 @@ from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict
 
 from graphctx.auth import IssuedKey, Principal
+from graphctx.kernel.templates import Template
 from graphctx.scope import Scope
-from graphctx.templates import Template
 
 P = TypeVar("P", bound=BaseModel)
 R = TypeVar("R", bound=BaseModel)

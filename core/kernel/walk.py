@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import NamedTuple
 
+from graphctx.kernel.rules import fact_order
+from graphctx.kernel.templates import Node, PathResult, Subgraph
 from graphctx.model import Entity, Fact
-from graphctx.store_rules import fact_order
-from graphctx.templates import Node, PathResult, Subgraph
 
 
 class Step(NamedTuple):

@@ -8,8 +8,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from graphctx.errors import InputError, ScopeError, UnsupportedTemplate
+from graphctx.kernel.templates import CATALOG, Template
 from graphctx.scope import Scope
-from graphctx.templates import CATALOG, Template
 
 Handler = Callable[[Scope, Any], BaseModel]
 
