@@ -1,0 +1,170 @@
+"""Clamps and limits at, under and over their edges; truncation reported."""
+
+from __future__ import annotations
+
+import pytest
+
+from graphctx.contracts import datasets
+from graphctx.contracts._markers import requires
+from graphctx.contracts.graph._common import (
+    FACTS,
+    FIND,
+    FROM_ROOTS,
+    HASHES,
+    NEIGHBOURHOOD,
+    PATH,
+    UPSERT,
+    _GraphSubject,
+    _path,
+    chain,
+    edge,
+    ent,
+    expected_from_roots,
+    find_exact,
+    from_roots,
+    hash_page,
+    ids,
+    load,
+    neighbourhood,
+    node_ids,
+    shortest_path,
+    upsert_entities,
+)
+from graphctx.kernel import templates as t
+from graphctx.kernel.ports import GraphStore
+from graphctx.scope import Scope
+
+# ---- clamps -----------------------------------------------------------------------------------
+
+
+class ClampTests(_GraphSubject):
+    """Clamps and limits at their edges: exactly the limit, one under, one over; truncation is reported."""
+
+    @requires(UPSERT, FACTS, NEIGHBOURHOOD)
+    def test_neighbourhood_depth_clamped_to_two(self, graph_store: GraphStore, scope: Scope) -> None:
+        """A depth of 9 runs as 2."""
+        load(graph_store, scope, *chain(5))
+        got = neighbourhood(graph_store, scope, ["n0"], direction="out", depth=9)
+        assert node_ids(got) == [(0, "n0"), (1, "n1"), (2, "n2")]
+
+    @pytest.mark.parametrize(("limit", "kept", "cut"), [(29, 29, True), (30, 30, False), (31, 30, False)])
+    @requires(UPSERT, FACTS, NEIGHBOURHOOD)
+    def test_neighbourhood_limit_edges(
+        self, graph_store: GraphStore, scope: Scope, limit: int, kept: int, cut: bool
+    ) -> None:
+        """limit caps the nodes beyond the roots, keeps the smallest ids and reports a cut."""
+        load(graph_store, scope, *datasets.hub(30))
+        got = neighbourhood(graph_store, scope, ["hub"], direction="out", per_direction_limit=50, limit=limit)
+        assert node_ids(got) == [(0, "hub"), *((1, f"leaf-out-{i:03d}") for i in range(kept))]
+        assert len(got.edges) == kept
+        assert got.truncated is cut
+        assert (got.omitted >= 1) if cut else (got.omitted == 0)
+
+    @requires(UPSERT, FACTS, NEIGHBOURHOOD)
+    def test_neighbourhood_limit_clamped(self, graph_store: GraphStore, scope: Scope) -> None:
+        """A limit of 0 runs as 1, a limit of 10,000 as 200."""
+        roots = [f"r{i}" for i in range(5)]
+        leaves = [f"leaf-{r}-{i:02d}" for r in roots for i in range(50)]
+        load(
+            graph_store,
+            scope,
+            [ent(i) for i in roots + leaves],
+            [edge(leaf.split("-")[1], leaf) for leaf in leaves],
+        )
+        one = neighbourhood(graph_store, scope, ["r0"], direction="out", limit=0)
+        assert node_ids(one) == [(0, "r0"), (1, "leaf-r0-00")]
+        assert one.truncated is True
+        many = neighbourhood(graph_store, scope, roots, direction="out", per_direction_limit=50, limit=10_000)
+        assert len(many.nodes) == len(roots) + 200
+        assert [i for d, i in node_ids(many) if d == 1] == sorted(leaves)[:200]
+        assert many.truncated is True and many.omitted >= 1
+
+    @pytest.mark.parametrize(
+        ("per_direction", "kept", "cut"), [(29, 29, True), (30, 30, False), (31, 30, False)]
+    )
+    @requires(UPSERT, FACTS, NEIGHBOURHOOD)
+    def test_neighbourhood_per_direction_limit_edges(
+        self, graph_store: GraphStore, scope: Scope, per_direction: int, kept: int, cut: bool
+    ) -> None:
+        """per_direction_limit caps the edges followed from a node in one direction and reports a cut."""
+        load(graph_store, scope, *datasets.hub(30))
+        got = neighbourhood(
+            graph_store, scope, ["hub"], direction="out", per_direction_limit=per_direction, limit=200
+        )
+        assert node_ids(got) == [(0, "hub"), *((1, f"leaf-out-{i:03d}") for i in range(kept))]
+        assert got.truncated is cut
+        assert (got.omitted >= 1) if cut else (got.omitted == 0)
+
+    @requires(UPSERT, FACTS, NEIGHBOURHOOD)
+    def test_neighbourhood_per_direction_limit_each_direction(
+        self, graph_store: GraphStore, scope: Scope
+    ) -> None:
+        """With direction both, each direction keeps its own first per_direction_limit edges."""
+        load(graph_store, scope, *datasets.hub())
+        got = neighbourhood(graph_store, scope, ["hub"], per_direction_limit=5, limit=200)
+        want = sorted([f"leaf-in-{i:03d}" for i in range(5)] + [f"leaf-out-{i:03d}" for i in range(5)])
+        assert node_ids(got) == [(0, "hub"), *((1, i) for i in want)]
+        assert got.truncated is True and got.omitted >= 1
+
+    @requires(UPSERT, FACTS, NEIGHBOURHOOD)
+    def test_neighbourhood_per_direction_limit_clamped(self, graph_store: GraphStore, scope: Scope) -> None:
+        """A per_direction_limit of 99 runs as 50; of 0, as 1."""
+        load(graph_store, scope, *datasets.hub())
+        got = neighbourhood(graph_store, scope, ["hub"], direction="out", per_direction_limit=99, limit=200)
+        assert [i for d, i in node_ids(got) if d == 1] == [f"leaf-out-{i:03d}" for i in range(50)]
+        assert got.truncated is True
+        got = neighbourhood(graph_store, scope, ["hub"], direction="in", per_direction_limit=0, limit=200)
+        assert node_ids(got) == [(0, "hub"), (1, "leaf-in-000")]
+
+    @requires(UPSERT, FACTS, FROM_ROOTS)
+    def test_facts_from_roots_limit_80(self, graph_store: GraphStore, scope: Scope) -> None:
+        """At most 80 facts come back, the first 80 in order, truncated=True; a limit of 500 runs as 80."""
+        entities, facts = datasets.hub()
+        load(graph_store, scope, entities, facts)
+        want = ids(expected_from_roots(facts, ["hub"]))
+        assert len(want) == 120
+        for kw in ({}, {"limit": 500}, {"limit": 80}):
+            got = from_roots(graph_store, scope, ["hub"], **kw)
+            assert (ids(got.facts), got.truncated) == (want[:80], True), kw
+
+    @pytest.mark.parametrize(
+        ("limit", "kept", "cut"), [(0, 1, True), (59, 59, True), (60, 60, False), (61, 60, False)]
+    )
+    @requires(UPSERT, FACTS, FROM_ROOTS)
+    def test_facts_from_roots_limit_edges(
+        self, graph_store: GraphStore, scope: Scope, limit: int, kept: int, cut: bool
+    ) -> None:
+        """Exactly `limit` matching facts is not a cut; one more is."""
+        entities, facts = datasets.hub()
+        load(graph_store, scope, entities, facts)
+        want = ids(expected_from_roots(facts, ["hub"], direction="out"))
+        got = from_roots(graph_store, scope, ["hub"], direction="out", limit=limit)
+        assert (ids(got.facts), got.truncated) == (want[:kept], cut)
+
+    @requires(UPSERT, FIND)
+    def test_find_exact_limit_clamped(self, graph_store: GraphStore, scope: Scope) -> None:
+        """find_exact keeps at most 100 matches (a limit of 500 runs as 100) and at least 1."""
+        many = [ent(f"e{i:03d}", "same") for i in range(105)]
+        upsert_entities(graph_store, scope, many)
+        got = find_exact(graph_store, scope, ["same"], limit=500)
+        assert [m.entity.id for m in got] == sorted(ids(many))[:100]
+        assert [m.entity.id for m in find_exact(graph_store, scope, ["same"], limit=0)] == ["e000"]
+
+    @requires(UPSERT, HASHES)
+    def test_entity_hashes_limit_edges(self, graph_store: GraphStore, scope: Scope) -> None:
+        """A hash page holds exactly `limit` items when more exist; a limit of 0 runs as 1."""
+        entities = [ent(f"e{i:02d}") for i in range(10)]
+        upsert_entities(graph_store, scope, entities)
+        for limit, kept in ((0, 1), (9, 9), (10, 10), (11, 10)):
+            assert [i for i, _ in hash_page(graph_store, scope, limit=limit)] == sorted(ids(entities))[:kept]
+
+    @requires(UPSERT, FACTS, PATH)
+    def test_shortest_path_max_depth_clamped(self, graph_store: GraphStore, scope: Scope) -> None:
+        """A max_depth of 99 runs as 4; of 0, as 1."""
+        load(graph_store, scope, *chain(6))
+        assert _path(shortest_path(graph_store, scope, "n0", "n4", max_depth=99)) == [
+            f"n{i}" for i in range(5)
+        ]
+        assert shortest_path(graph_store, scope, "n0", "n5", max_depth=99) == t.PathResult()
+        assert _path(shortest_path(graph_store, scope, "n0", "n1", max_depth=0)) == ["n0", "n1"]
+        assert shortest_path(graph_store, scope, "n0", "n2", max_depth=0) == t.PathResult()

@@ -1,0 +1,289 @@
+"""The fact templates: fact.upsert, fact.invalidate and fact.from_roots."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from graphctx.contracts import datasets
+from graphctx.contracts._markers import requires
+from graphctx.contracts.graph._common import (
+    AFTER_T0,
+    FACTS,
+    FAR_FUTURE,
+    FAR_PAST,
+    FROM_ROOTS,
+    INVALIDATE,
+    NEIGHBOURHOOD,
+    STATS,
+    UPSERT,
+    _GraphSubject,
+    edge,
+    ent,
+    expected_fact,
+    expected_from_roots,
+    fact_view,
+    from_roots,
+    ids,
+    invalidate,
+    load,
+    memory,
+    neighbourhood,
+    node_ids,
+    stats,
+    upsert_entities,
+    upsert_facts,
+    utc,
+)
+from graphctx.kernel import templates as t
+from graphctx.kernel.ports import GraphStore
+from graphctx.model import Fact
+from graphctx.scope import Scope
+
+# ---- fact.upsert ------------------------------------------------------------------------------
+
+
+class FactUpsertTests(_GraphSubject):
+    """fact.upsert: insert or replace facts whose endpoints exist in the scope."""
+
+    @requires(UPSERT, FACTS, FROM_ROOTS)
+    def test_fact_upsert_visible_to_next_run(self, graph_store: GraphStore, scope: Scope) -> None:
+        """Upserted facts are counted as created and returned with every field, in the caller's scope."""
+        entities, facts = memory()
+        upsert_entities(graph_store, scope, entities)
+        assert upsert_facts(graph_store, scope, facts) == t.UpsertResult(created=len(facts))
+        got = from_roots(graph_store, scope, ids(entities), include_invalid=True)
+        expected = expected_from_roots(facts, ids(entities))
+        assert [fact_view(f) for f in got.facts] == [expected_fact(f, scope) for f in expected]
+
+    @requires(UPSERT, FACTS, FROM_ROOTS)
+    def test_fact_upsert_keeps_given_id(self, graph_store: GraphStore, scope: Scope) -> None:
+        """A fact keeps the id it was given."""
+        load(graph_store, scope, [ent("a"), ent("b")], [edge("a", "b", id="fact-1")])
+        assert ids(from_roots(graph_store, scope, ["a"]).facts) == ["fact-1"]
+
+    @requires(UPSERT, FACTS, FROM_ROOTS, STATS)
+    def test_fact_upsert_replace_by_id(self, graph_store: GraphStore, scope: Scope) -> None:
+        """Upserting an existing fact id replaces the fact (reported updated), never adds a second row."""
+        load(graph_store, scope, [ent("a"), ent("b"), ent("c")], [edge("a", "b", id="f1")])
+        new = edge("a", "c", "depends_on", id="f1", confidence=0.5, source="agent", valid_to=FAR_FUTURE)
+        assert upsert_facts(graph_store, scope, [new]) == t.UpsertResult(updated=1)
+        got = from_roots(graph_store, scope, ["a", "b", "c"], include_invalid=True).facts
+        assert [fact_view(f) for f in got] == [expected_fact(new, scope)]
+        assert stats(graph_store, scope).facts == 1
+
+    @requires(UPSERT, FACTS)
+    def test_fact_upsert_identical_reports_unchanged(self, graph_store: GraphStore, scope: Scope) -> None:
+        """Re-upserting facts equal in every field but timestamps reports them unchanged."""
+        entities, facts = memory()
+        load(graph_store, scope, entities, facts)
+        again = [f.model_copy(update={"updated_at": datasets.T_NOW}) for f in facts]
+        assert upsert_facts(graph_store, scope, again) == t.UpsertResult(unchanged=len(facts))
+
+    @requires(UPSERT, FACTS, FROM_ROOTS)
+    def test_fact_upsert_value_only_fact(self, graph_store: GraphStore, scope: Scope) -> None:
+        """A fact with a literal value and no object needs only its subject and is returned as given."""
+        note = Fact(
+            subject_id="a", predicate="note", value="remember the milk", source="cli", confidence=0.25
+        )
+        load(graph_store, scope, [ent("a")], [note])
+        got = from_roots(graph_store, scope, ["a"], direction="out").facts
+        assert [fact_view(f) for f in got] == [expected_fact(note, scope)]
+
+    @requires(UPSERT, FACTS, FROM_ROOTS)
+    def test_fact_upsert_sets_timestamps(self, graph_store: GraphStore, scope: Scope) -> None:
+        """A stored fact has created_at and updated_at; a replace keeps created_at."""
+        load(graph_store, scope, [ent("a"), ent("b")], [edge("a", "b", id="f1", created_at=datasets.T0)])
+        upsert_facts(graph_store, scope, [edge("a", "b", id="f1", confidence=0.5)])
+        (got,) = from_roots(graph_store, scope, ["a"]).facts
+        assert got.confidence == 0.5
+        assert utc(got.created_at) == datasets.T0
+        assert got.updated_at is not None
+
+    @requires(UPSERT, FACTS, FROM_ROOTS)
+    def test_fact_upsert_empty_batch_changes_nothing(self, graph_store: GraphStore, scope: Scope) -> None:
+        """An empty batch reports zero counts and leaves the facts as they were."""
+        load(graph_store, scope, [ent("a"), ent("b")], [edge("a", "b")])
+        assert upsert_facts(graph_store, scope, []) == t.UpsertResult()
+        assert len(from_roots(graph_store, scope, ["a"]).facts) == 1
+
+
+# ---- fact.invalidate --------------------------------------------------------------------------
+
+
+class FactInvalidateTests(_GraphSubject):
+    """fact.invalidate: sets valid_to; the rows are kept."""
+
+    @requires(UPSERT, FACTS, INVALIDATE, FROM_ROOTS)
+    def test_fact_invalidate_sets_valid_to_and_keeps_row(self, graph_store: GraphStore, scope: Scope) -> None:
+        """An invalidated fact keeps its row, with valid_to set and every other field unchanged."""
+        end = datetime(2025, 1, 1, tzinfo=UTC)
+        fact = edge("a", "b", id="f1", valid_from=datasets.T0, source="s", confidence=0.75)
+        load(graph_store, scope, [ent("a"), ent("b")], [fact])
+        assert invalidate(graph_store, scope, ["f1"], end) == 1
+        (got,) = from_roots(graph_store, scope, ["a"], include_invalid=True).facts
+        want = fact.model_copy(update={"valid_to": end})
+        assert fact_view(got) == expected_fact(want, scope)
+
+    @requires(UPSERT, FACTS, INVALIDATE, FROM_ROOTS)
+    def test_fact_invalidate_ends_validity(self, graph_store: GraphStore, scope: Scope) -> None:
+        """After invalidation the fact is valid before valid_to and not from valid_to on."""
+        end = FAR_PAST + timedelta(days=365)
+        load(graph_store, scope, [ent("a"), ent("b")], [edge("a", "b", id="f1")])
+        invalidate(graph_store, scope, ["f1"], end)
+        assert ids(from_roots(graph_store, scope, ["a"], as_of=end - timedelta(seconds=1)).facts) == ["f1"]
+        assert from_roots(graph_store, scope, ["a"], as_of=end).facts == ()
+        assert from_roots(graph_store, scope, ["a"]).facts == ()  # now is after 2002
+
+    @requires(UPSERT, FACTS, INVALIDATE, FROM_ROOTS, NEIGHBOURHOOD)
+    def test_fact_invalidate_visible_to_reads_made_before(
+        self, graph_store: GraphStore, scope: Scope
+    ) -> None:
+        """A fact read before its invalidation is no longer valid in the next read."""
+        load(graph_store, scope, [ent("a"), ent("b")], [edge("a", "b", id="f1")])
+        assert ids(from_roots(graph_store, scope, ["a"]).facts) == ["f1"]
+        assert node_ids(neighbourhood(graph_store, scope, ["a"])) == [(0, "a"), (1, "b")]
+        invalidate(graph_store, scope, ["f1"], FAR_PAST)
+        assert from_roots(graph_store, scope, ["a"]).facts == ()
+        assert node_ids(neighbourhood(graph_store, scope, ["a"])) == [(0, "a")]
+        (kept,) = from_roots(graph_store, scope, ["a"], include_invalid=True).facts
+        assert utc(kept.valid_to) == FAR_PAST
+
+    @requires(UPSERT, FACTS, INVALIDATE, FROM_ROOTS)
+    def test_fact_invalidate_counts_only_known_ids(self, graph_store: GraphStore, scope: Scope) -> None:
+        """The count is the number of facts invalidated; unknown ids are ignored."""
+        load(graph_store, scope, [ent("a"), ent("b")], [edge("a", "b", id="f1"), edge("b", "a", id="f2")])
+        assert invalidate(graph_store, scope, ["f1", "missing"], FAR_PAST) == 1
+        assert invalidate(graph_store, scope, ["missing"], FAR_PAST) == 0
+        assert ids(from_roots(graph_store, scope, ["a"]).facts) == ["f2"]
+
+    @requires(UPSERT, FACTS, INVALIDATE, STATS)
+    def test_fact_invalidate_updates_stats(self, graph_store: GraphStore, scope: Scope) -> None:
+        """Invalidation lowers valid_facts and keeps the fact count."""
+        load(graph_store, scope, [ent("a"), ent("b")], [edge("a", "b", id="f1"), edge("b", "a", id="f2")])
+        invalidate(graph_store, scope, ["f1"], FAR_PAST)
+        got = stats(graph_store, scope)
+        assert (got.facts, got.valid_facts) == (2, 1)
+
+
+# ---- fact.from_roots --------------------------------------------------------------------------
+
+
+class FactsFromRootsTests(_GraphSubject):
+    """fact.from_roots: facts touching the roots, valid at as_of unless include_invalid."""
+
+    @pytest.mark.parametrize("direction", ["out", "in", "both"])
+    @requires(UPSERT, FACTS, FROM_ROOTS)
+    def test_facts_from_roots_follows_direction(
+        self, graph_store: GraphStore, scope: Scope, direction: str
+    ) -> None:
+        """out: facts whose subject is a root; in: whose object is a root; both: either, each once."""
+        entities, facts = memory()
+        load(graph_store, scope, entities, facts)
+        for roots in (["svc-checkout"], ["db-redis"], ["svc-checkout", "svc-pay"], ["adr-12", "inc-1"]):
+            got = from_roots(graph_store, scope, roots, direction=direction, include_invalid=True)
+            assert ids(got.facts) == ids(expected_from_roots(facts, roots, direction=direction)), roots
+            assert got.truncated is False
+
+    @requires(UPSERT, FACTS, FROM_ROOTS)
+    def test_facts_from_roots_valid_at_as_of(self, graph_store: GraphStore, scope: Scope) -> None:
+        """Only facts valid at as_of come back: ownership moves and the Redis dependency ends on T_CHANGE."""
+        entities, facts = memory()
+        load(graph_store, scope, entities, facts)
+        for as_of in (datasets.T0, AFTER_T0, datasets.T_CHANGE, datasets.T_NOW):
+            got = from_roots(graph_store, scope, ["svc-checkout"], as_of=as_of)
+            assert ids(got.facts) == ids(expected_from_roots(facts, ["svc-checkout"], as_of=as_of)), as_of
+        owners = from_roots(graph_store, scope, ["svc-checkout"], predicates=("owned_by",), as_of=AFTER_T0)
+        assert [f.object_id for f in owners.facts] == ["team-pay"]
+        owners = from_roots(
+            graph_store, scope, ["svc-checkout"], predicates=("owned_by",), as_of=datasets.T_NOW
+        )
+        assert [f.object_id for f in owners.facts] == ["team-com"]
+
+    @requires(UPSERT, FACTS, FROM_ROOTS)
+    def test_facts_from_roots_validity_half_open(self, graph_store: GraphStore, scope: Scope) -> None:
+        """A fact is valid from valid_from inclusive to valid_to exclusive."""
+        start, end = datetime(2024, 1, 1, tzinfo=UTC), datetime(2024, 2, 1, tzinfo=UTC)
+        load(
+            graph_store,
+            scope,
+            [ent("a"), ent("b")],
+            [edge("a", "b", id="f1", valid_from=start, valid_to=end)],
+        )
+        tick = timedelta(seconds=1)
+        for as_of, valid in ((start - tick, False), (start, True), (end - tick, True), (end, False)):
+            assert ids(from_roots(graph_store, scope, ["a"], as_of=as_of).facts) == (
+                ["f1"] if valid else []
+            ), as_of
+
+    @requires(UPSERT, FACTS, FROM_ROOTS)
+    def test_facts_from_roots_default_as_of_is_now(self, graph_store: GraphStore, scope: Scope) -> None:
+        """Without as_of, facts ended in the past and facts starting in the future are left out."""
+        load(
+            graph_store,
+            scope,
+            [ent("a"), ent("b")],
+            [
+                edge("a", "b", "owns", id="ended", valid_to=FAR_PAST),
+                edge("a", "b", "uses", id="future", valid_from=FAR_FUTURE),
+                edge("a", "b", "leads", id="open", valid_from=FAR_PAST),
+            ],
+        )
+        assert ids(from_roots(graph_store, scope, ["a"]).facts) == ["open"]
+
+    @requires(UPSERT, FACTS, FROM_ROOTS)
+    def test_facts_from_roots_include_invalid(self, graph_store: GraphStore, scope: Scope) -> None:
+        """include_invalid returns every fact touching the roots, ended and future ones too."""
+        load(
+            graph_store,
+            scope,
+            [ent("a"), ent("b")],
+            [
+                edge("a", "b", "owns", id="ended", valid_to=FAR_PAST),
+                edge("a", "b", "uses", id="future", valid_from=FAR_FUTURE),
+            ],
+        )
+        got = from_roots(graph_store, scope, ["a"], include_invalid=True)
+        assert ids(got.facts) == ["ended", "future"]
+        got = from_roots(graph_store, scope, ["a"], include_invalid=True, as_of=datasets.T0)
+        assert ids(got.facts) == ["ended", "future"]
+
+    @requires(UPSERT, FACTS, FROM_ROOTS)
+    def test_facts_from_roots_filters_predicates(self, graph_store: GraphStore, scope: Scope) -> None:
+        """A predicate list keeps only facts with those predicates."""
+        entities, facts = memory()
+        load(graph_store, scope, entities, facts)
+        for predicates in (("depends_on",), ("owned_by", "affected"), ("leads",)):
+            got = from_roots(
+                graph_store, scope, ["svc-checkout"], predicates=predicates, include_invalid=True
+            )
+            want = expected_from_roots(facts, ["svc-checkout"], predicates=predicates)
+            assert ids(got.facts) == ids(want), predicates
+
+    @requires(UPSERT, FACTS, FROM_ROOTS)
+    def test_facts_from_roots_ordered_by_subject_predicate_object_id(
+        self, graph_store: GraphStore, scope: Scope
+    ) -> None:
+        """Facts are ordered by (subject_id, predicate, object_id, id), whatever the insertion order."""
+        entities = [ent(i) for i in ("r", "a", "b", "c")]
+        facts = [
+            edge("r", "c", "uses", id="f9"),
+            edge("b", "r", "calls", id="f1"),
+            edge("r", "a", "uses", id="f2"),
+            edge("r", "a", "calls", id="f8"),
+            edge("a", "r", "uses", id="f3"),
+            edge("r", "a", "uses", id="f0"),
+        ]
+        load(graph_store, scope, entities, facts)
+        got = from_roots(graph_store, scope, ["r"])
+        assert ids(got.facts) == ["f3", "f1", "f8", "f0", "f2", "f9"]
+
+    @requires(UPSERT, FACTS, FROM_ROOTS)
+    def test_facts_from_roots_unknown_roots_return_nothing(
+        self, graph_store: GraphStore, scope: Scope
+    ) -> None:
+        """Roots that do not exist in the scope match nothing, not an error."""
+        load(graph_store, scope, *memory())
+        got = from_roots(graph_store, scope, ["missing", "svc-"], include_invalid=True)
+        assert (got.facts, got.truncated) == ((), False)
