@@ -56,11 +56,13 @@ class Budget:
         self._reserved: dict[str, dict[str, Any]] = {}
 
     def measure(self) -> int:
-        """Size with fixed-width placeholders for timings and the token count."""
+        """Size with fixed-width placeholders for timings, the token count and the isolation count."""
         probe = dict(self.envelope)
         if "timings_ms" in probe:
             probe["timings_ms"] = dict.fromkeys(probe["timings_ms"], _TIMING_PLACEHOLDER)
         probe["budget"] = {**probe.get("budget", {}), "used_tokens": _TOKENS_PLACEHOLDER}
+        if "isolation" in probe:  # how many foreign hits were dropped must not decide what fits
+            probe["isolation"] = {"rejected": _TOKENS_PLACEHOLDER}
         return size_bytes(probe)
 
     def fits(self) -> bool:

@@ -133,6 +133,8 @@ class ContextService:
         isolation = Isolation(scope)
         facts = [f for f in result.facts if isolation.admit_fact(f)]
         names = self._names(scope, isolation, {entity.id: entity.display_name()}, facts)
+        # a fact whose far end is not an entity of the scope says nothing the caller may see
+        facts = [f for f in facts if all(i is None or i in names for i in (f.subject_id, f.object_id))]
         now = self.clock()
         lines = []
         for fact in facts_about(entity.id, facts):
@@ -174,16 +176,18 @@ class ContextService:
         )
         sub = self.stores.graph.run(NEIGHBOURHOOD, scope, params)
         isolation = Isolation(scope)
-        nodes = [n for n in sub.nodes if isolation.admit_entity(n.entity) and n.entity.id != root.id]
-        edges = [e for e in sub.edges if isolation.admit_fact(e)]
+        kept = isolation.admit_subgraph(sub, (root.id,), params.direction, params.depth)
+        nodes = [n for n in kept.nodes if n.entity.id != root.id]
+        edges = kept.edges
         names = {root.id: root.display_name(), **{n.entity.id: n.entity.display_name() for n in nodes}}
         envelope, budget = self._envelope(
             "neighbourhood", scope, max_tokens, DEFAULT_EXPLAIN_TOKENS, isolation
         )
         envelope["subject"] = entity_card(root, include_ids=include_ids)
         budget.require_fit(f"the subject {root.display_name()!r}")
-        if sub.truncated:
-            budget.note({"what": "nodes", "count": sub.omitted, "reason": "limit"})
+        note = kept.limit_note("nodes")
+        if note:
+            budget.note(note)
         node_entries = []
         for node in nodes:
             card = {
@@ -224,11 +228,10 @@ class ContextService:
             edge_types=tuple(edge_types),
             as_of=self.clock(),
         )
-        found = self.stores.graph.run(SHORTEST_PATH, scope, params)
         isolation = Isolation(scope)
-        nodes = [n for n in found.nodes if isolation.admit_entity(n)]
-        edges = [e for e in found.edges if isolation.admit_fact(e)]
-        complete = bool(nodes) and len(nodes) == len(found.nodes) and len(edges) == len(found.edges)
+        found = isolation.admit_path(self.stores.graph.run(SHORTEST_PATH, scope, params), start.id, end.id)
+        nodes, edges = list(found.nodes), list(found.edges)
+        complete = bool(nodes)
         envelope, budget = self._envelope("path", scope, max_tokens, DEFAULT_EXPLAIN_TOKENS, isolation)
         envelope["found"] = complete
         names = {n.id: n.display_name() for n in nodes}

@@ -75,6 +75,8 @@ class Related:
     nodes: dict[str, tuple[Entity, int]] = field(default_factory=dict)
     edges: list[Fact] = field(default_factory=list)
     cut: int = 0
+    cut_unknown: bool = False
+    """A limit cut edges of an answer the isolation re-check had to clean: how many is not known."""
 
     def entity(self, entity_id: str) -> Entity | None:
         if entity_id in self.roots:
@@ -229,6 +231,7 @@ class CodeOps:
         callers.nodes.update({k: v for k, v in importers.nodes.items() if k not in callers.nodes})
         callers.edges += importers.edges
         callers.cut += importers.cut
+        callers.cut_unknown |= importers.cut_unknown
         tested = [*symbols, *(e for e, d in callers.nodes.values() if d == 1)]
         deadline.check("the tests of the change")
         tests = self._walk(scope, isolation, tested, (TESTED_BY,), "out", 1, limit)
@@ -332,15 +335,17 @@ class CodeOps:
                 as_of=self.clock(),
             )
             sub = self.stores.graph.run(NEIGHBOURHOOD, scope, params)
-            rel.cut += sub.omitted
-            for node in sub.nodes:
-                if node.entity.id in rel.roots or not isolation.admit_entity(node.entity):
+            kept = isolation.admit_subgraph(sub, batch, direction, params.depth)
+            rel.cut += kept.omitted if kept.clean else 0  # a leaky store's count counts foreign edges
+            rel.cut_unknown |= kept.truncated and not kept.clean
+            for node in kept.nodes:
+                if node.entity.id in rel.roots:
                     continue
                 known = rel.nodes.get(node.entity.id)
                 if known is None or node.depth < known[1]:
                     rel.nodes[node.entity.id] = (node.entity, node.depth)
-            for edge in sub.edges:
-                if edge.id not in seen and isolation.admit_fact(edge):
+            for edge in kept.edges:
+                if edge.id not in seen:
                     seen.add(edge.id)
                     rel.edges.append(edge)
         return rel
@@ -367,13 +372,14 @@ class CodeOps:
             found = len(entries[key])
             counts[key] = {"shown": found, "found": found}
             if rel.cut:
-                counts[key].update({"total": found + rel.cut} if exact else {"more_edges": rel.cut})
+                exact_total = exact and not rel.cut_unknown
+                counts[key].update({"total": found + rel.cut} if exact_total else {"more_edges": rel.cut})
         for key in rels:
             budget.reserve(key)
         for key, rel in rels.items():
-            if rel.cut:
+            if rel.cut or rel.cut_unknown:
                 note: dict[str, Any] = {"what": key, "count": rel.cut, "reason": "limit", "limit": limit}
-                if not exact:
+                if not exact or rel.cut_unknown:
                     note.update(unit="edges", at_least=True)
                 budget.note(note)
         return entries

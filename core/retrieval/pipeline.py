@@ -117,7 +117,7 @@ class Retriever:
         lexical_hits: list[LexicalHit] = []
         try:
             lexical_hits = self.stores.lexical.search(scope, query, bounds.LEG_CANDIDATES)
-            legs["bm25"] = {"status": "ok", "hits": len(lexical_hits)}
+            legs["bm25"] = {"status": "ok"}
         except GraphctxError as exc:
             legs["bm25"] = {"status": "error", "error": exc.code}
         dense_hits: list[VectorHit] = []
@@ -125,7 +125,7 @@ class Retriever:
             budget = max(0.0, min(self.dense_deadline_s, deadline.remaining()))
             try:
                 dense_hits = dense_future.result(timeout=budget)
-                legs["dense"] = {"status": "ok", "hits": len(dense_hits)}
+                legs["dense"] = {"status": "ok"}
             except TimeoutError:
                 dense_future.cancel()
                 legs["dense"] = {"status": "timeout", "budget_s": self.dense_deadline_s}
@@ -214,6 +214,9 @@ class Retriever:
         lexical_hits, dense_hits = self._legs(scope, query, deadline, legs)
         lexical_hits = [h for h in lexical_hits if isolation.admit_hit(h)]
         dense_hits = [h for h in dense_hits if isolation.admit_hit(h)]
+        for leg, hits in (("bm25", lexical_hits), ("dense", dense_hits)):
+            if legs.get(leg, {}).get("status") == "ok":  # counted after the re-check: no foreign hit
+                legs[leg]["hits"] = len(hits)
         t = watch.lap("legs", t)
 
         deadline.check("hydration")
@@ -308,13 +311,14 @@ class Retriever:
         related: list[dict[str, Any]] = []
         other_ids = {i for f in facts for i in (f.subject_id, f.object_id) if i and i not in names}
         if depth >= 2:
-            sub = graph.run(NEIGHBOURHOOD, scope, NeighbourhoodParams(roots=roots, depth=2, as_of=as_of))
-            nodes = [n for n in sub.nodes if isolation.admit_entity(n.entity)]
-            edges = [e for e in sub.edges if isolation.admit_fact(e)]
-            names.update({n.entity.id: n.entity.display_name() for n in nodes})
-            related = _related(nodes, edges, names)
-            if sub.truncated:
-                budget.note({"what": "related", "count": sub.omitted, "reason": "limit"})
+            params = NeighbourhoodParams(roots=roots, depth=2, as_of=as_of)
+            sub = graph.run(NEIGHBOURHOOD, scope, params)
+            kept = isolation.admit_subgraph(sub, roots, params.direction, params.depth)
+            names.update({n.entity.id: n.entity.display_name() for n in kept.nodes})
+            related = _related(kept.nodes, kept.edges, names)
+            note = kept.limit_note("related")
+            if note:
+                budget.note(note)
         missing = sorted(other_ids - set(names))
         if missing:
             ends = graph.run(ENTITY_GET, scope, EntityGetParams(ids=tuple(missing)))
