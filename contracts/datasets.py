@@ -95,6 +95,8 @@ def code_entities() -> list[Entity]:
             line_start=20,
             line_end=35,
             signature="def add_item(self, sku: str, qty: int) -> None",
+            # indexed-only text (graphctx.model.Entity.search_text): stores keep it, cards never show it
+            search_text="Add qty units of sku to the cart.\nsku: str qty: int\nself._lines append",
         ),
         _entity(
             "f-price",

@@ -234,7 +234,7 @@ class RetrievalExactFirstTests(RetrievalHarness):
             ("svc-inv", "inventory-svc", "id"),
             ("shop.cart.Cart.add_item", "add_item", "qualified_name"),
             ("redis-sessions", "redis-sessions", "name"),
-            ("who owns checkout-api", "checkout-api", "name"),
+            ("who calls shop.cart.Cart.add_item?", "add_item", "qualified_name"),
         ],
     )
     def test_recall_exact_identifier_first(
@@ -246,7 +246,8 @@ class RetrievalExactFirstTests(RetrievalHarness):
         expected: str,
         field: str,
     ) -> None:
-        """An id, qualified name, name or alias in the query puts its entity first, marked exact."""
+        """The whole query as an id, qualified name, name or alias, or a qualified name named inside a
+        question, puts its entity first, marked exact."""
         env = service.recall(scope, query)
         assert names(env)[:1] == [expected]
         assert env["items"][0]["match"]["exact"] == field
