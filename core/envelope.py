@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -22,6 +23,8 @@ _TIMING_PLACEHOLDER = 99999.999
 _TOKENS_PLACEHOLDER = 99999
 NAME_CHARS = 60
 """Omission records name what was cut by at most this many characters of each name."""
+OMITTED_NAMES = 5
+"""... and at most this many names (the count says how many were cut)."""
 
 
 def dumps(data: Any) -> str:
@@ -60,7 +63,11 @@ class Budget:
         probe = dict(self.envelope)
         if "timings_ms" in probe:
             probe["timings_ms"] = dict.fromkeys(probe["timings_ms"], _TIMING_PLACEHOLDER)
-        probe["budget"] = {**probe.get("budget", {}), "used_tokens": _TOKENS_PLACEHOLDER}
+        probe["budget"] = {
+            **probe.get("budget", {}),
+            "used_tokens": _TOKENS_PLACEHOLDER,
+            "unused_tokens": _TOKENS_PLACEHOLDER,
+        }
         if "isolation" in probe:  # how many foreign hits were dropped must not decide what fits
             probe["isolation"] = {"rejected": _TOKENS_PLACEHOLDER}
         return size_bytes(probe)
@@ -84,59 +91,95 @@ class Budget:
         self.envelope["omissions"].append(self._reserved[key])
 
     def place(self, key: str, entries: list[tuple[str, list[Option]]], *, required: int = 0) -> None:
-        """Append each entry's richest option that fits; stop at the first entry none of whose
-        options fit and name what was left out. `required` entries must fit or it is a BudgetError."""
+        """Place ranked entries under the budget without wasting it (docs/architecture.md, "Budget").
+
+        1. The first `required` entries take their richest option that fits, or it is a BudgetError.
+        2. The others take their shortest option, in rank order, as many as fit. When not all fit,
+           room for naming the rest is kept first (a record of at most OMITTED_NAMES names of at most
+           NAME_CHARS characters), so naming the cut can never evict an entry that fits.
+        3. Each placed entry, in rank order, is then enriched to its richest option that still fits.
+
+        More budget therefore never places fewer entries, entries are shortened before any is
+        dropped, and the answer never exceeds the budget."""
         target: list[dict[str, Any]] = self.envelope.setdefault(key, [])
         omissions: list[dict[str, Any]] = self.envelope["omissions"]
         reserved = self._reserved.pop(key, None)
         if reserved is not None:
             del omissions[next(i for i, o in enumerate(omissions) if o is reserved)]
-        placed: list[tuple[str, Option]] = []
-        for index, (label, options) in enumerate(entries):
+        base_items, base_omissions = list(target), list(omissions)
+        chosen: list[Option] = []
+        record: dict[str, Any] | None = None
+
+        def render() -> bool:
+            target[:] = [*base_items, *(o.rendering for o in chosen)]
+            omissions[:] = [*base_omissions, *(r for o in chosen for r in o.omissions)]
+            if record is not None:
+                omissions.append(record)
+            return self.fits()
+
+        for label, options in entries[:required]:
             for option in options:
-                target.append(option.rendering)
-                omissions.extend(option.omissions)
-                if self.fits():
-                    placed.append((label, option))
+                chosen.append(option)
+                if render():
                     break
-                self._unplace(key, option)
+                chosen.pop()
             else:
-                if index < required:
-                    raise BudgetError(
-                        f"the subject {label!r} does not fit in {self.limit // 4} tokens; raise max_tokens",
-                        max_tokens=self.limit // 4,
-                    )
-                self._omit_rest(key, placed, [name for name, _ in entries[index:]])
-                return
+                render()
+                raise BudgetError(
+                    f"the subject {label!r} does not fit in {self.limit // 4} tokens; raise max_tokens",
+                    max_tokens=self.limit // 4,
+                )
+        rest = entries[len(chosen) :]
+        fixed = len(chosen)
+        if not self._fill_shortest(chosen, rest, render):
+            del chosen[fixed:]
+            record = {"what": key, "count": _TOKENS_PLACEHOLDER, "reason": "budget"}
+            record["names"] = ["x" * NAME_CHARS] * OMITTED_NAMES
+            named = render()
+            if not named:  # not even the names fit: the record keeps the count (a cut is never silent)
+                del record["names"]
+            self._fill_shortest(chosen, rest, render)
 
-    def _unplace(self, key: str, option: Option) -> None:
-        self.envelope[key].pop()
-        omissions = self.envelope["omissions"]
-        del omissions[len(omissions) - len(option.omissions) :]
+            def describe() -> dict[str, Any]:
+                left = [label for label, _ in entries[len(chosen) :]]
+                cut: dict[str, Any] = {"what": key, "count": len(left), "reason": "budget"}
+                if named:
+                    cut["names"] = [label[:NAME_CHARS] for label in left[:OMITTED_NAMES]]
+                return cut
 
-    def _omit_rest(self, key: str, placed: list[tuple[str, Option]], labels: list[str]) -> None:
-        """Name what was left out; give back placed entries until the naming fits. The record always
-        stays (with fewer or no names if need be): a cut is never silent."""
-        record: dict[str, Any] = {"what": key, "count": 0, "reason": "budget"}
-        self.envelope["omissions"].append(record)
-
-        def describe(with_names: bool) -> None:
-            record["count"] = len(labels)
-            record.pop("names", None)
-            if with_names:
-                record["names"] = [label[:NAME_CHARS] for label in labels[:5]]
-
-        describe(True)
-        while not self.fits() and placed:
-            label, option = placed.pop()
-            self.envelope["omissions"].remove(record)  # the entry's own omissions sit before the record
-            self._unplace(key, option)
-            self.envelope["omissions"].append(record)
-            labels.insert(0, label)
-            describe(True)
-        if not self.fits():
-            describe(False)
+            record = describe()
+            # the real record is no larger than the room kept for it: take more entries while they fit
+            while len(chosen) < len(entries):
+                chosen.append(entries[len(chosen)][1][-1])
+                before, record = record, (describe() if len(chosen) < len(entries) else None)
+                if not render():
+                    chosen.pop()
+                    record = before
+                    break
+        for position in range(fixed, len(chosen)):
+            current = chosen[position]
+            for option in entries[position][1]:
+                if option is current:
+                    break
+                chosen[position] = option
+                if render():
+                    break
+                chosen[position] = current
+        render()
         self.require_fit("the envelope")
+
+    @staticmethod
+    def _fill_shortest(
+        chosen: list[Option], rest: list[tuple[str, list[Option]]], render: Callable[[], bool]
+    ) -> bool:
+        """Append each entry's shortest option while it fits; False at the first that does not."""
+        for _, options in rest:
+            chosen.append(options[-1])
+            if not render():
+                chosen.pop()
+                render()
+                return False
+        return True
 
     def note(self, omission: dict[str, Any]) -> None:
         """Record an omission decided elsewhere (clamps, deadlines); it must fit too."""
@@ -147,6 +190,8 @@ class Budget:
         self.envelope["truncated"] = self.envelope["truncated"] or bool(self.envelope["omissions"])
         used = tokens_for(self.measure())
         self.envelope["budget"] = {**self.envelope.get("budget", {}), "used_tokens": used}
+        if "max_tokens" in self.envelope["budget"]:
+            self.envelope["budget"]["unused_tokens"] = max(0, self.envelope["budget"]["max_tokens"] - used)
         self.envelope["timings_ms"] = {
             k: min(round(v, 3), _TIMING_PLACEHOLDER) for k, v in timings_ms.items()
         }

@@ -1,9 +1,14 @@
-"""What the indexes hold for an entity: approved text only (names, aliases, qualified names, summaries)."""
+"""What the indexes hold for an entity: approved text only (names, aliases, qualified names, summaries)
+and its indexed-only search text, which the lexical index searches but never stores."""
 
 from __future__ import annotations
 
 from graphctx.kernel.ports import LexicalDoc
 from graphctx.model import Entity
+
+EMBEDDED_SEARCH_CHARS = 600
+"""How much of the search text the dense leg embeds: a static model averages its tokens, so a long
+docstring tail would only dilute the names and the first lines."""
 
 
 def lexical_doc(entity: Entity) -> LexicalDoc:
@@ -15,6 +20,7 @@ def lexical_doc(entity: Entity) -> LexicalDoc:
         qualified_name=entity.qualified_name or "",
         path=entity.path or "",
         summary=entity.summary,
+        text=entity.search_text,
         content_hash=entity.content_hash,
     )
 
@@ -27,4 +33,6 @@ def embedding_text(entity: Entity) -> str:
     parts.append(entity.type)
     if entity.summary:
         parts.append(entity.summary)
+    if entity.search_text:
+        parts.append(entity.search_text[:EMBEDDED_SEARCH_CHARS])
     return ". ".join(p for p in parts if p)

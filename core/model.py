@@ -104,6 +104,10 @@ class Entity(_Frozen):
     line_end: int | None = Field(default=None, ge=1)
     signature: str | None = None
     source: str = ""
+    search_text: str = ""
+    """Indexed-only text: searchable through the lexical index, never shown in an answer nor stored
+    by an index (a code symbol's whole docstring, signature, decorators, bases and referenced names;
+    a Markdown section's text). Redacted like the summary; derived, so re-deriving it is idempotent."""
     created_at: datetime | None = None
     updated_at: datetime | None = None
     tenant_id: str | None = None
@@ -124,6 +128,11 @@ class Entity(_Frozen):
     def _summary(cls, value: str) -> str:
         return redact(bounds.check_text("summary", value, bounds.SUMMARY_BYTES, allow_empty=True))
 
+    @field_validator("search_text")
+    @classmethod
+    def _search_text(cls, value: str) -> str:
+        return redact(bounds.check_text("search_text", value, bounds.SEARCH_TEXT_BYTES, allow_empty=True))
+
     @field_validator("qualified_name", "path", "signature", "source")
     @classmethod
     def _selector(cls, value: str | None) -> str | None:
@@ -139,8 +148,9 @@ class Entity(_Frozen):
 
     @property
     def content_hash(self) -> str:
-        """Hash of everything the indexes derive from this entity; a change means a stale index entry."""
-        return stable_hash(
+        """Hash of everything the indexes derive from this entity; a change means a stale index entry.
+        The search text joins the hash only when present, so entities without one keep their hash."""
+        parts: list[Any] = [
             self.name,
             self.type,
             list(self.aliases),
@@ -150,7 +160,10 @@ class Entity(_Frozen):
             self.line_start,
             self.line_end,
             self.signature,
-        )
+        ]
+        if self.search_text:
+            parts.append({"search_text": self.search_text})
+        return stable_hash(*parts)
 
     def display_name(self) -> str:
         return self.qualified_name or self.name

@@ -86,6 +86,7 @@ class ContextService:
         # (each adapter is thread-safe on its own)
         self._writes = threading.Lock()
         self.code = CodeOps(self.stores, self.retriever, self.clock)
+        self.sync.refill_rebuilt()
 
     @classmethod
     def open(cls, settings: Settings | None = None, clock: Clock = utc_now) -> ContextService:

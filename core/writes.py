@@ -9,7 +9,7 @@ from typing import Any
 
 from graphctx.errors import GraphctxError, InvalidVector
 from graphctx.indexing import embedding_text, lexical_doc
-from graphctx.kernel.ports import VectorRecord
+from graphctx.kernel.ports import RebuildingIndex, VectorRecord
 from graphctx.kernel.reads import batches, stored_hashes
 from graphctx.kernel.stores import Stores
 from graphctx.kernel.templates import (
@@ -143,6 +143,19 @@ class IndexSync:
                 self.sync(scope, ids[scope])
                 self.stores.journal.complete(seqs)
                 report.journal_replayed += len(seqs)
+
+    def refill_rebuilt(self) -> ReconcileReport:
+        """Refill a lexical index that was rebuilt for a new layout from the graph (idempotent: an
+        interrupted refill is redone on the next open)."""
+        report = ReconcileReport()
+        lexical = self.stores.lexical
+        if isinstance(lexical, RebuildingIndex):
+            scopes = lexical.rebuild_scopes()
+            for scope in scopes:
+                self.reconcile_scope(scope, report, None)
+            if scopes:
+                lexical.rebuild_done()
+        return report
 
     def reconcile_scope(
         self, scope: Scope, report: ReconcileReport, progress: Callable[[int], None] | None

@@ -15,6 +15,7 @@ from .dialect import GremlinDialect
 
 _COMPARED_ENTITY_FIELDS = (
     "name", "type", "summary", "qualified_name", "path", "line_start", "line_end", "signature", "source",
+    "search_text",
 )  # fmt: skip
 _COMPARED_FACT_FIELDS = ("subject_id", "predicate", "object_id", "value", "source", "confidence")
 
@@ -64,6 +65,7 @@ def entity_props(e: Entity, scope: Scope, dialect: GremlinDialect) -> dict[str, 
         keys.LINE_END: e.line_end,
         keys.SIGNATURE: e.signature,
         keys.SOURCE: e.source,
+        keys.SEARCH_TEXT: e.search_text or None,
         keys.CONTENT_HASH: e.content_hash,
         keys.SORT_KEY: sort_key(e.id),
         keys.CREATED_AT: None if e.created_at is None else dialect.encode_time(e.created_at),
@@ -105,6 +107,7 @@ def entity(props: Mapping[str, Any], dialect: GremlinDialect) -> Entity:
         line_end=integer(keys.LINE_END),
         signature=props.get(keys.SIGNATURE),
         source=props[keys.SOURCE],
+        search_text=props.get(keys.SEARCH_TEXT) or "",
         created_at=time(keys.CREATED_AT),
         updated_at=time(keys.UPDATED_AT),
         tenant_id=props[keys.TENANT_ID],

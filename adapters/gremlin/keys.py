@@ -23,12 +23,13 @@ LINE_START = "line_start"
 LINE_END = "line_end"
 SIGNATURE = "signature"
 SOURCE = "source"
+SEARCH_TEXT = "search_text"  # indexed-only text; absent when empty
 CONTENT_HASH = "content_hash"
 SORT_KEY = "sort_key"  # hex of the UTF-8 id: the server's string order is code-point order
 CREATED_AT = "created_at"
 UPDATED_AT = "updated_at"
 
-ENTITY_OPTIONAL = (QUALIFIED_NAME, PATH, LINE_START, LINE_END, SIGNATURE)
+ENTITY_OPTIONAL = (QUALIFIED_NAME, PATH, LINE_START, LINE_END, SIGNATURE, SEARCH_TEXT)
 """Entity fields that may be None: stored as absent properties."""
 ENTITY_KEYS = (
     TENANT_ID, NAMESPACE, GRAPH_ID, ENTITY_ID, NAME, TYPE, ALIASES, SUMMARY, *ENTITY_OPTIONAL,

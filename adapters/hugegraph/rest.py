@@ -65,6 +65,10 @@ class RestClient:
         answer: dict[str, Any] = self.call(lambda: self.session.request(path, "POST", data=json.dumps(body)))
         return answer
 
+    def put(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        answer: dict[str, Any] = self.call(lambda: self.session.request(path, "PUT", data=json.dumps(body)))
+        return answer
+
     def call(self, request: Callable[[], Any]) -> Any:
         """Run one pyhugegraph call, turning its failures into graphctx errors."""
         where = f"HugeGraph REST at {self.settings.url}"

@@ -61,6 +61,7 @@ PROPERTY_KEYS: dict[str, tuple[str, str]] = {
     keys.LINE_END: (LONG, "SINGLE"),
     keys.SIGNATURE: (TEXT, "SINGLE"),
     keys.SOURCE: (TEXT, "SINGLE"),
+    keys.SEARCH_TEXT: (TEXT, "SINGLE"),
     keys.CONTENT_HASH: (TEXT, "SINGLE"),
     keys.SORT_KEY: (TEXT, "SINGLE"),
     keys.CREATED_AT: (LONG, "SINGLE"),
@@ -84,7 +85,7 @@ _SCOPE = [keys.TENANT_ID, keys.NAMESPACE, keys.GRAPH_ID]
 ENTITY_PROPERTIES = [
     *_SCOPE, keys.ENTITY_ID, keys.NAME, keys.NAME_KEY, keys.TYPE, keys.ALIASES, keys.ALIAS_KEY,
     keys.SUMMARY, keys.QUALIFIED_NAME, keys.PATH, keys.LINE_START, keys.LINE_END, keys.SIGNATURE,
-    keys.SOURCE, keys.CONTENT_HASH, keys.SORT_KEY, keys.CREATED_AT, keys.UPDATED_AT,
+    keys.SOURCE, keys.CONTENT_HASH, keys.SORT_KEY, keys.CREATED_AT, keys.UPDATED_AT, keys.SEARCH_TEXT,
 ]  # fmt: skip
 FACT_PROPERTIES = [
     *_SCOPE, keys.FACT_ID, keys.PREDICATE, keys.SUBJECT_ID, keys.OBJECT_ID, keys.LITERAL, keys.VALUE,
@@ -238,6 +239,7 @@ def ensure(rest: RestClient, *, task_timeout_s: float, sleep: Callable[[float], 
     tasks: list[tuple[str, int]] = []
     for element in declared(padding):
         if element.name in have[element.kind]:
+            created += _append_properties(rest, element, have[element.kind][element.name])
             continue
         answer = rest.post(f"schema/{element.kind}", {**element.body, "check_exist": False})
         created += 1
@@ -247,6 +249,21 @@ def ensure(rest: RestClient, *, task_timeout_s: float, sleep: Callable[[float], 
     for name, task in tasks:
         wait_for_task(rest, name, task, timeout_s=task_timeout_s, sleep=sleep)
     return created
+
+
+def _append_properties(rest: RestClient, element: Element, found: dict[str, Any]) -> int:
+    """A vertex label created by an older graphctx lacks the keys added since (all nullable): append
+    them, which HugeGraph allows on a label that holds data. Returns 1 when it appended."""
+    if element.kind != "vertexlabels" or "properties" not in found:
+        return 0
+    missing = [p for p in element.body.get("properties", []) if p not in found["properties"]]
+    if not missing:
+        return 0
+    rest.put(
+        f"schema/vertexlabels/{element.name}?action=append",
+        {"name": element.name, "properties": missing, "nullable_keys": missing},
+    )
+    return 1
 
 
 def _check_compatible(elements: Iterable[Element], have: dict[str, dict[str, dict[str, Any]]]) -> None:

@@ -20,12 +20,13 @@ _ENTITY_FIELDS = (
     "line_end",
     "signature",
     "source",
+    "search_text",
 )
 _FACT_FIELDS = ("subject_id", "predicate", "object_id", "value", "source", "confidence")
 
 
 def entity_row(e: Entity) -> tuple[Any, ...]:
-    """Values for the columns id .. content_hash, in schema order."""
+    """Values for the columns id .. content_hash and search_text, in _REPLACE's order."""
     return (
         e.id,
         e.name,
@@ -40,6 +41,7 @@ def entity_row(e: Entity) -> tuple[Any, ...]:
         e.signature,
         e.source,
         e.content_hash,
+        e.search_text,
     )
 
 
@@ -64,6 +66,7 @@ def entity(row: sqlite3.Row) -> Entity:
         line_end=row["line_end"],
         signature=row["signature"],
         source=row["source"],
+        search_text=row["search_text"],
         created_at=parse_ts(row["created_at"]),
         updated_at=parse_ts(row["updated_at"]),
         tenant_id=row["tenant_id"],

@@ -26,8 +26,8 @@ _SELECT_ONE = "SELECT * FROM entities WHERE tenant_id = ?1 AND namespace = ?2 AN
 _REPLACE = """
 INSERT OR REPLACE INTO entities (
     tenant_id, namespace, graph_id, id, name, name_key, type, aliases, summary, qualified_name, path,
-    line_start, line_end, signature, source, content_hash, created_at, updated_at
-) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)
+    line_start, line_end, signature, source, content_hash, search_text, created_at, updated_at
+) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)
 """
 _DROP_ALIASES = """
 DELETE FROM aliases INDEXED BY aliases_entity

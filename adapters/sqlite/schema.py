@@ -6,7 +6,7 @@ import sqlite3
 
 from graphctx.errors import BackendError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 DDL = (
     """CREATE TABLE IF NOT EXISTS schema_version (
@@ -30,6 +30,7 @@ DDL = (
         content_hash TEXT NOT NULL,
         created_at TEXT NOT NULL,
         updated_at TEXT NOT NULL,
+        search_text TEXT NOT NULL DEFAULT '',
         PRIMARY KEY (tenant_id, namespace, graph_id, id)
     ) WITHOUT ROWID""",
     "CREATE INDEX IF NOT EXISTS entities_name ON entities (tenant_id, namespace, graph_id, name_key)",
@@ -64,6 +65,12 @@ DDL = (
 )
 
 
+_MIGRATIONS = {
+    # version 1 had no indexed-only search text; entities without one keep their content hash
+    1: ("ALTER TABLE entities ADD COLUMN search_text TEXT NOT NULL DEFAULT ''",),
+}
+
+
 def ensure(conn: sqlite3.Connection) -> None:
     """Create what is missing; refuse a file written by another schema version."""
     for statement in DDL:
@@ -71,6 +78,11 @@ def ensure(conn: sqlite3.Connection) -> None:
     row = conn.execute("SELECT version FROM schema_version WHERE id = 1").fetchone()
     if row is None:
         conn.execute("INSERT INTO schema_version (id, version) VALUES (1, ?1)", (SCHEMA_VERSION,))
+        return
+    if row["version"] in _MIGRATIONS:
+        for statement in _MIGRATIONS[row["version"]]:
+            conn.execute(statement)
+        conn.execute("UPDATE schema_version SET version = ?1 WHERE id = 1", (SCHEMA_VERSION,))
     elif row["version"] != SCHEMA_VERSION:
         raise BackendError(
             f"sqlite graph has schema version {row['version']}; this graphctx expects {SCHEMA_VERSION}"

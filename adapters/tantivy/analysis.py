@@ -22,12 +22,14 @@ _NON_WORD = re.compile(r"[\W_]+")
 
 
 def english_analyser() -> TextAnalyzer:
-    """Tantivy's "default" chain plus ASCII folding and English stemming."""
+    """Tantivy's "default" chain plus ASCII folding, English stop words (Lucene's list: a, the, of,
+    ...) and English stemming. Prose fields only: identifiers keep every part in the identifier fields."""
     return (
         TextAnalyzerBuilder(Tokenizer.simple())
         .filter(Filter.remove_long(40))
         .filter(Filter.lowercase())
         .filter(Filter.ascii_fold())
+        .filter(Filter.stopword("english"))
         .filter(Filter.stemmer("english"))
         .build()
     )

@@ -2,23 +2,33 @@
 
 Every upsert/delete call commits and reloads before it returns, so a write the caller saw succeed is
 durable and searchable (the index journal may then mark it complete); `flush()` only reloads.
+
+Layout changes (new fields or analysers, `schema.LAYOUT`): an index directory written with another
+layout is rebuilt. Opening it reads the scopes the old index held (they are stored fields), records them
+in `rebuild.json`, replaces the old files with an empty index of the current layout, and reports them
+through `rebuild_scopes()`; the service refills those scopes from the graph, which is authoritative, and
+calls `rebuild_done()`. A crash in between leaves `rebuild.json`, so the next open refills again.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
 import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
 
-from tantivy import DocAddress, Document, Index, IndexWriter, Searcher
+from tantivy import DocAddress, Document, Index, IndexWriter, Query, Searcher
 
 from graphctx.adapters.tantivy.analysis import EN_ANALYSER, english_analyser
-from graphctx.adapters.tantivy.query import scope_filter, search_query
+from graphctx.adapters.tantivy.query import WEIGHTS, Weights, scope_filter, search_query
 from graphctx.adapters.tantivy.schema import (
     CONTENT_HASH,
     ENTITY_ID,
     KEY,
+    LAYOUT,
     SCOPE_FIELDS,
     build_schema,
     doc_key,
@@ -32,6 +42,8 @@ from graphctx.scope import Scope
 MAX_K = 100
 _TIE_PAD = 16  # fetched beyond k so a tie at the k-th score can be ordered by entity id
 _WRITER_HEAP = 64_000_000
+LAYOUT_FILE = "graphctx-layout.json"
+REBUILD_FILE = "rebuild.json"
 
 
 class TantivyLexicalIndex:
@@ -39,17 +51,21 @@ class TantivyLexicalIndex:
 
     name = "tantivy"
 
-    def __init__(self, path: Path | None) -> None:
+    def __init__(self, path: Path | None, weights: Weights = WEIGHTS) -> None:
         self._path = path
         self._schema = build_schema()
         self._english = english_analyser()
         self._lock = threading.Lock()
+        self.weights = weights
+        self._rebuild: list[Scope] = []
         try:
             if path is None:
                 self._index = Index(self._schema)
             else:
                 path.mkdir(parents=True, exist_ok=True)
+                self._rebuild = _upgrade(path)
                 self._index = Index(self._schema, path=str(path), reuse=True)
+                _write_json(path / LAYOUT_FILE, {"layout": LAYOUT})
             # custom analysers are not persisted: register before any writer or query needs one
             self._index.register_tokenizer(EN_ANALYSER, self._english)
             self._writer: IndexWriter | None = self._index.writer(heap_size=_WRITER_HEAP, num_threads=1)
@@ -115,7 +131,7 @@ class TantivyLexicalIndex:
             raise InputError(f"k must be an integer, got {type(k).__name__}", field="k")
         k = clamp(k, 1, MAX_K)
         self._live_writer()
-        query = search_query(self._schema, scope, text, self._english)
+        query = search_query(self._schema, scope, text, self._english, self.weights)
         if query is None:
             return []
         searcher = self._index.searcher()
@@ -145,6 +161,18 @@ class TantivyLexicalIndex:
             stored = searcher.doc(address)
             out[_text(stored, ENTITY_ID)] = _text(stored, CONTENT_HASH)
         return out
+
+    # layout changes -------------------------------------------------------------------------------
+
+    def rebuild_scopes(self) -> list[Scope]:
+        """The scopes an index of an older layout held, to be refilled from the graph."""
+        return list(self._rebuild)
+
+    def rebuild_done(self) -> None:
+        """The refill finished: forget the old layout's scopes."""
+        if self._path is not None:
+            (self._path / REBUILD_FILE).unlink(missing_ok=True)
+        self._rebuild = []
 
     # internals ------------------------------------------------------------------------------------
 
@@ -186,3 +214,58 @@ class TantivyLexicalIndex:
 def _text(stored: Document, field: str) -> str:
     value = stored.get_first(field)
     return value if isinstance(value, str) else ""
+
+
+def _write_json(path: Path, data: object) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _layout(path: Path) -> int | None:
+    """The layout of the graphctx index in `path`: None when there is none (or a foreign one, which
+    the open then refuses), 1 for a graphctx index written before layouts were recorded."""
+    marker = path / LAYOUT_FILE
+    if marker.exists():
+        try:
+            return int(json.loads(marker.read_text(encoding="utf-8"))["layout"])
+        except (ValueError, KeyError, TypeError, OSError):
+            return 0
+    meta = path / "meta.json"
+    if not meta.exists():
+        return None
+    try:
+        fields = {f["name"] for f in json.loads(meta.read_text(encoding="utf-8"))["schema"]}
+    except (ValueError, KeyError, TypeError, OSError):
+        return None  # not an index graphctx wrote: opening it reports the schema mismatch
+    return 1 if {*SCOPE_FIELDS, KEY, ENTITY_ID, CONTENT_HASH} <= fields else None
+
+
+def _stored_scopes(path: Path) -> list[Scope]:
+    """Every scope the index in `path` holds, read with the schema it was written with."""
+    old = Index.open(str(path))
+    old.reload()
+    searcher = old.searcher()
+    total = searcher.num_docs
+    seen: dict[tuple[str, str, str], None] = {}
+    if total:
+        for _, address in searcher.search(Query.all_query(), total).hits:
+            stored = searcher.doc(address)
+            seen.setdefault(tuple(_text(stored, f) for f in SCOPE_FIELDS), None)  # type: ignore[arg-type]
+    return [Scope(*key) for key in seen]
+
+
+def _upgrade(path: Path) -> list[Scope]:
+    """Replace an index of another layout by an empty one of this layout; the scopes to refill."""
+    pending = path / REBUILD_FILE
+    layout = _layout(path)
+    if layout not in (None, LAYOUT):
+        scopes = [] if pending.exists() else _stored_scopes(path)
+        if not pending.exists():
+            _write_json(pending, [s.as_dict() for s in scopes])
+        for child in path.iterdir():
+            if child.name != REBUILD_FILE:
+                shutil.rmtree(child) if child.is_dir() else child.unlink()
+    if not pending.exists():
+        return []
+    return [Scope(**s) for s in json.loads(pending.read_text(encoding="utf-8"))]

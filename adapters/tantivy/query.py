@@ -3,11 +3,16 @@ query parser, so `tenant_id:other`, `*`, ranges and boosts in it are just words.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
 from tantivy import Occur, Query, Schema, TextAnalyzer
 
 from graphctx.adapters.tantivy.analysis import clean, identifier_tokens, query_exact_terms
 from graphctx.adapters.tantivy.schema import (
     ALIAS_IDENT,
+    BODY,
+    BODY_IDENT,
     EXACT,
     NAME_IDENT,
     OTHER_IDENT,
@@ -15,10 +20,26 @@ from graphctx.adapters.tantivy.schema import (
 )
 from graphctx.scope import Scope
 
-# name/identifiers > aliases/qualified name > path, type, summary; exact whole names above all.
-EXACT_BOOST = 8.0
-TEXT_BOOSTS = {"name": 3.0, "aliases": 2.0, "qualified_name": 2.0, "path": 1.0, "type": 1.0, "summary": 1.0}
-IDENT_BOOSTS = {NAME_IDENT: 3.0, ALIAS_IDENT: 2.0, OTHER_IDENT: 0.5}
+
+@dataclass(frozen=True)
+class Weights:
+    """Query-time boost of each field (0 leaves the field out). The defaults were chosen by
+    measurement on the development split of bench/retrieval_quality.py (bench/tune_lexical.py);
+    docs/results.md reports them on the held-out split."""
+
+    exact: float = 3.0
+    text: Mapping[str, float] = field(
+        default_factory=lambda: {
+            "name": 0.0, "aliases": 2.0, "qualified_name": 2.0, "path": 2.0, "type": 2.0, "summary": 3.0,
+            BODY: 3.0,
+        }
+    )  # fmt: skip
+    ident: Mapping[str, float] = field(
+        default_factory=lambda: {NAME_IDENT: 3.0, ALIAS_IDENT: 2.0, OTHER_IDENT: 3.0, BODY_IDENT: 2.0}
+    )
+
+
+WEIGHTS = Weights()
 
 
 def scope_filter(schema: Schema, scope: Scope) -> Query:
@@ -31,26 +52,32 @@ def scope_filter(schema: Schema, scope: Scope) -> Query:
     return Query.const_score_query(Query.boolean_query(terms), 0.0)
 
 
-def text_clauses(schema: Schema, text: str, english: TextAnalyzer) -> list[tuple[Occur, Query]]:
+def text_clauses(
+    schema: Schema, text: str, english: TextAnalyzer, weights: Weights = WEIGHTS
+) -> list[tuple[Occur, Query]]:
     """SHOULD clauses, one per (field, distinct token); empty when the text has no tokens."""
     clauses: list[tuple[Occur, Query]] = []
 
-    def add(fields: dict[str, float], tokens: list[str]) -> None:
+    def add(fields: Mapping[str, float], tokens: list[str]) -> None:
         for token in dict.fromkeys(tokens):
-            for field, boost in fields.items():
-                term = Query.term_query(schema, field, token)
+            for name, boost in fields.items():
+                if boost <= 0:
+                    continue
+                term = Query.term_query(schema, name, token)
                 clauses.append((Occur.Should, Query.boost_query(term, boost)))
 
     text = clean(text)
-    add({EXACT: EXACT_BOOST}, query_exact_terms(text))
-    add(IDENT_BOOSTS, identifier_tokens(text))
-    add(TEXT_BOOSTS, english.analyze(text))
+    add({EXACT: weights.exact}, query_exact_terms(text))
+    add(weights.ident, identifier_tokens(text))
+    add(weights.text, english.analyze(text))
     return clauses
 
 
-def search_query(schema: Schema, scope: Scope, text: str, english: TextAnalyzer) -> Query | None:
+def search_query(
+    schema: Schema, scope: Scope, text: str, english: TextAnalyzer, weights: Weights = WEIGHTS
+) -> Query | None:
     """Scope filter AND (any text clause); None when the text yields no tokens at all."""
-    clauses = text_clauses(schema, text, english)
+    clauses = text_clauses(schema, text, english, weights)
     if not clauses:
         return None
     return Query.boolean_query(

@@ -13,13 +13,18 @@ SCOPE_FIELDS = ("tenant_id", "namespace", "graph_id")
 KEY = "key"
 ENTITY_ID = "entity_id"
 CONTENT_HASH = "content_hash"
-# English-stemmed text, analysed by tantivy with EN_ANALYSER.
-TEXT_FIELDS = ("name", "aliases", "qualified_name", "type", "path", "summary")
+LAYOUT = 2
+"""Version of the fields and analysers below. An index written with another layout is rebuilt from
+the graph (TantivyLexicalIndex, `graphctx.writes.IndexSync.refill`). 2: stop words, indexed-only text."""
+# English-stemmed text, analysed by tantivy with EN_ANALYSER; BODY holds the indexed-only search text.
+BODY = "body"
+TEXT_FIELDS = ("name", "aliases", "qualified_name", "type", "path", "summary", BODY)
 # Identifier parts + whole identifiers, tokenized in Python (see analysis.identifier_tokens).
 NAME_IDENT = "name_ident"
 ALIAS_IDENT = "alias_ident"  # aliases and qualified name
 OTHER_IDENT = "other_ident"  # path, type and summary
-IDENT_FIELDS = (NAME_IDENT, ALIAS_IDENT, OTHER_IDENT)
+BODY_IDENT = "body_ident"  # the indexed-only search text
+IDENT_FIELDS = (NAME_IDENT, ALIAS_IDENT, OTHER_IDENT, BODY_IDENT)
 # Whole names, aliases and qualified names in lower case (analysis.exact_terms).
 EXACT = "exact"
 
@@ -68,6 +73,7 @@ def to_document(scope: Scope, doc: LexicalDoc) -> Document:
         "type": [doc.type],
         "path": [doc.path],
         "summary": [doc.summary],
+        BODY: [doc.text],
     }
     for field, values in texts.items():
         for value in values:
@@ -78,6 +84,7 @@ def to_document(scope: Scope, doc: LexicalDoc) -> Document:
         NAME_IDENT: [doc.name],
         ALIAS_IDENT: [*aliases, doc.qualified_name],
         OTHER_IDENT: [doc.path, doc.type, doc.summary],
+        BODY_IDENT: [doc.text],
     }
     for field, values in idents.items():
         present = [clean(v) for v in values if v]

@@ -11,6 +11,7 @@ from graphctx.code.markdown import Document, MentionIndex
 from graphctx.code.pyparse import Module
 from graphctx.code.resolve import BUILTIN, Resolver, Target
 from graphctx.model import EdgeKind, Entity, Fact, stable_hash
+from graphctx.redact import redact
 
 SOURCE = "code-index"
 EVERY_MODULE = "*"  # what a document's mentions depend on: the whole symbol table
@@ -101,6 +102,27 @@ class Stats:
     builtin: int = 0
 
 
+def search_text(
+    docstring: str, signature: str, decorators: Iterable[str], bases: Iterable[str], refs: Iterable[str]
+) -> str:
+    """What a searcher may type to find a definition, as indexed-only text: the whole docstring, the
+    signature (parameter names and annotations), decorators, base classes and the names its body
+    references. Bounded to the model's limit; redacted by the Entity like every stored text."""
+    parts = [docstring.strip(), signature]
+    decorators, bases = list(decorators), list(bases)
+    if decorators:
+        parts.append("decorators: " + " ".join(decorators))
+    if bases:
+        parts.append("bases: " + " ".join(bases))
+    parts.append(" ".join(sorted(refs)))
+    return _bounded(redact("\n".join(p for p in parts if p)), bounds.SEARCH_TEXT_BYTES)
+
+
+def _bounded(text: str, limit: int) -> str:
+    data = text.encode("utf-8")
+    return text if len(data) <= limit else data[:limit].decode("utf-8", "ignore")
+
+
 def _fits(entity_id: str) -> bool:
     return len(entity_id.encode("utf-8")) <= bounds.ID_BYTES
 
@@ -120,6 +142,7 @@ def module_graph(module: Module, sha: str) -> FileGraph:
         line_end=module.lines,
         summary=module.summary,
         source=sha,
+        search_text=search_text(module.docstring, "", (), (), module.refs.get("", ())),
     )
     graph = FileGraph(rel, "py", sha, entity, error=module.error)
     for d in module.defs.values():
@@ -140,6 +163,9 @@ def module_graph(module: Module, sha: str) -> FileGraph:
                 signature=d.signature or None,
                 summary=d.summary,
                 source=d.digest,
+                search_text=search_text(
+                    d.docstring, d.signature, d.decorators, d.bases, module.refs.get(d.qualname, ())
+                ),
             )
         )
         parent = symbol_id(rel, d.parent) if d.parent else mid
@@ -246,6 +272,7 @@ def document_graph(doc: Document, sha: str, mentions: MentionIndex) -> FileGraph
                 line_start=section.start,
                 line_end=max(section.start, section.end),
                 summary=section.summary,
+                search_text=_bounded(redact("\n".join(section.text)).strip(), bounds.SEARCH_TEXT_BYTES),
             )
         )
         graph.contains.append(edge(did, EdgeKind.CONTAINS, sid))

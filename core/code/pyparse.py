@@ -51,6 +51,9 @@ class Def:
     summary: str
     digest: str
     parent: str  # qualname of the enclosing def, "" for the module
+    docstring: str = ""  # the whole docstring (indexed-only search text, never stored as a card)
+    decorators: tuple[str, ...] = ()
+    bases: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -90,6 +93,8 @@ class Module:
     all_names: frozenset[str] | None = None  # a literal __all__
     top: Block = field(default_factory=lambda: Block("", "module", None))
     error: str | None = None
+    docstring: str = ""
+    refs: dict[str, set[str]] = field(default_factory=dict)  # def qualname ("" = module) -> names used
 
 
 def module_name(relpath: str) -> tuple[str, bool]:
@@ -132,6 +137,16 @@ def _signature(lines: list[bytes], node: ast.FunctionDef | ast.AsyncFunctionDef 
     if len(text) > SIGNATURE_CHARS:
         text = text[: SIGNATURE_CHARS - 1] + "…"
     return redact(text)
+
+
+def _dotted(node: ast.expr) -> str:
+    """A decorator or base as a dotted name (`functools.lru_cache(...)` -> functools.lru_cache)."""
+    if isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    chain = _chain(node)
+    return ".".join(chain) if chain and chain[0] != SUPER else ""
 
 
 def _chain(node: ast.expr) -> Chain | None:
@@ -219,7 +234,8 @@ class _Parser:
         kind = "class" if is_class else ("method" if block.kind == "class" else "function")
         end = node.end_lineno or node.lineno
         digest = hashlib.sha256(b"".join(self.lines[node.lineno - 1 : end])).hexdigest()
-        summary = first_line(ast.get_docstring(node))
+        docstring = ast.get_docstring(node) or ""
+        summary = first_line(docstring)
         previous = self.m.defs.get(qual)
         if previous is not None and not summary:
             summary = previous.summary  # a redefinition (property setter, ...) keeps the first docstring
@@ -233,6 +249,9 @@ class _Parser:
             summary,
             "sha256:" + digest,
             block.qualname,
+            docstring or (previous.docstring if previous is not None else ""),
+            tuple(d for d in (_dotted(deco) for deco in node.decorator_list) if d),
+            tuple(b for b in map(_dotted, node.bases) if b) if isinstance(node, ast.ClassDef) else (),
         )
         inner = Block(qual, "class" if is_class else "function", block)
         # decorators, defaults, annotations and bases belong to the def statement (build_gt.py's rule)
@@ -293,10 +312,13 @@ class _Parser:
         if kind is ast.Name:
             if type(node.ctx) is not ast.Load:  # type: ignore[attr-defined]
                 block.locals.add(node.id)  # type: ignore[attr-defined]
+            else:
+                self._ref(owner, node.id)  # type: ignore[attr-defined]
             return
         if kind in _LEAVES:
             return
         if kind is ast.Attribute:
+            self._ref(owner, node.attr)  # type: ignore[attr-defined]
             self._visit(node.value, block, owner)  # type: ignore[attr-defined]
             return
         if kind is ast.Call:
@@ -333,8 +355,15 @@ class _Parser:
         for child in ast.iter_child_nodes(node):
             self._visit(child, block, owner)
 
+    def _ref(self, owner: str, name: str) -> None:
+        refs = self.m.refs.get(owner)
+        if refs is None:
+            refs = self.m.refs[owner] = set()
+        refs.add(name)
+
     def run(self, tree: ast.Module) -> None:
-        self.m.summary = first_line(ast.get_docstring(tree))
+        self.m.docstring = ast.get_docstring(tree) or ""
+        self.m.summary = first_line(self.m.docstring)
         for stmt in tree.body:
             self._visit(stmt, self.m.top, "")
             if (

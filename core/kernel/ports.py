@@ -72,6 +72,8 @@ class LexicalDoc(BaseModel):
     qualified_name: str = ""
     path: str = ""
     summary: str = ""
+    text: str = ""
+    """Indexed-only text (Entity.search_text): searchable, never stored by the index nor returned."""
     content_hash: str
 
 
@@ -118,6 +120,17 @@ class LexicalIndex(Protocol):
         """Make every write so far visible to search (the contract suite calls it before reading)."""
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class RebuildingIndex(Protocol):
+    """Optional for a lexical index: after a layout change (new fields or analysers) it replaced an
+    index of the old layout by an empty one and names the scopes the old one held; the service refills
+    them from the graph when it opens, then calls `rebuild_done()`."""
+
+    def rebuild_scopes(self) -> list[Scope]: ...
+
+    def rebuild_done(self) -> None: ...
 
 
 @runtime_checkable

@@ -27,7 +27,7 @@ from graphctx.kernel.templates import (
     NeighbourhoodParams,
 )
 from graphctx.model import Entity, Fact
-from graphctx.retrieval.exact import exact_candidates
+from graphctx.retrieval.exact import probes, split_matches
 from graphctx.retrieval.fusion import Fused, rrf
 from graphctx.retrieval.isolation import Isolation
 from graphctx.retrieval.render import entity_card, fact_line, facts_about, item_options
@@ -203,12 +203,15 @@ class Retriever:
         """Steps 2-6 of the trunk: exact first, both legs, hydration, fusion, isolation. Returns every
         admitted candidate in rank order, the legs that ran and the coverage counts."""
         t = watch.start
+        asked = probes(query)
         exact = self.stores.graph.run(
-            ENTITY_FIND_EXACT, scope, EntityFindExactParams(values=tuple(exact_candidates(query)), limit=16)
+            ENTITY_FIND_EXACT, scope, EntityFindExactParams(values=tuple(asked.values()), limit=16)
         )
-        exact_hits = [m for m in exact.matches if isolation.admit_entity(m.entity)]
+        identity, mentions = split_matches(
+            [m for m in exact.matches if isolation.admit_entity(m.entity)], asked
+        )
         t = watch.lap("exact", t)
-        legs: dict[str, Any] = {"exact": {"status": "ok", "hits": len(exact_hits)}}
+        legs: dict[str, Any] = {"exact": {"status": "ok", "hits": len(identity), "mentions": len(mentions)}}
 
         deadline.check("the search legs")
         lexical_hits, dense_hits = self._legs(scope, query, deadline, legs)
@@ -220,10 +223,13 @@ class Retriever:
         t = watch.lap("legs", t)
 
         deadline.check("hydration")
-        fresh, by_id, coverage = self._hydrate(scope, isolation, exact_hits, lexical_hits, dense_hits)
+        fresh, by_id, coverage = self._hydrate(
+            scope, isolation, identity + mentions, lexical_hits, dense_hits
+        )
+        fresh["mention"] = [m.entity.id for m in mentions if m.entity.id in by_id]
         t = watch.lap("hydrate", t)
 
-        candidates = self._rank(exact_hits, rrf(fresh), by_id)
+        candidates = self._rank(identity, rrf(fresh), by_id)
         watch.lap("fuse", t)
         return candidates, legs, coverage
 
@@ -272,7 +278,8 @@ class Retriever:
 
     @staticmethod
     def _rank(exact_hits: list[ExactMatch], fused: list[Fused], by_id: dict[str, Entity]) -> list[Candidate]:
-        """Exact matches first (in lookup order), then the fused approximate candidates."""
+        """The query's identity matches first (in lookup order), then the fused candidates: BM25,
+        dense and the mention leg (exact matches of words named inside a longer query)."""
         fused_by_id = {f.entity_id: f for f in fused}
         out: list[Candidate] = []
         for match in exact_hits:
