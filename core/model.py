@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -71,6 +71,19 @@ MEMORY_PREDICATES: frozenset[str] = frozenset(
     }
 )
 PREDICATES: frozenset[str] = MEMORY_PREDICATES | frozenset(k.value for k in EdgeKind)
+
+Side = Literal["subject", "object"]
+SINGLE_VALUED: dict[str, Side] = {
+    "owned_by": "subject",  # a thing has one owner at a time ...
+    "owns": "object",  # ... whichever way round it is said
+    "on_call_for": "object",  # a service has one person on call at a time
+    "leads": "object",  # a team has one lead
+    "reports_to": "subject",
+    "located_in": "subject",  # a region, a site
+    "has_status": "subject",
+}
+"""The default single-valued predicates and the side that has one value at a time: remembering a
+new current value for that side ends the previous one (settings: `single_valued_predicates`)."""
 
 
 def _bounded(what: str, limit: int) -> AfterValidator:
@@ -208,9 +221,7 @@ class Fact(_Frozen):
         if self.valid_from and self.valid_to and self.valid_to < self.valid_from:
             raise ValueError("valid_to is before valid_from")
         if not self.id:
-            object.__setattr__(
-                self, "id", "f_" + stable_hash(self.subject_id, self.predicate, self.object_id, self.value)
-            )
+            object.__setattr__(self, "id", default_fact_id(self))
         else:
             bounds.check_text("fact id", self.id, bounds.ID_BYTES)
         return self
@@ -219,6 +230,27 @@ class Fact(_Frozen):
         if self.valid_from and when < self.valid_from:
             return False
         return not (self.valid_to and when >= self.valid_to)
+
+    def status_at(self, when: datetime) -> str:
+        """ "current", "future" (starts after `when`) or "ended" (ended at or before `when`)."""
+        if self.valid_from and when < self.valid_from:
+            return "future"
+        return "ended" if self.valid_to and when >= self.valid_to else "current"
+
+
+def default_fact_id(fact: Fact) -> str:
+    """The id of a fact given without one: subject, predicate, object, value and validity start, so
+    two periods of one relation are two facts. A fact with no start keeps the id it had before
+    validity was part of its identity (stores written then stay addressable)."""
+    parts: list[Any] = [fact.subject_id, fact.predicate, fact.object_id, fact.value]
+    if fact.valid_from is not None:
+        parts.append(_utc_text(fact.valid_from))
+    return "f_" + stable_hash(*parts)
+
+
+def _utc_text(when: datetime) -> str:
+    aware = when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+    return aware.astimezone(UTC).isoformat(timespec="microseconds")
 
 
 class IndexedHash(_Frozen):

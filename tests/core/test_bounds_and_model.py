@@ -81,3 +81,23 @@ def test_exact_candidates_pick_identifier_like_tokens():
     assert cands[0] == 'who owns checkout-api and "Payments Team" for PAY-502?'
     assert "checkout-api" in cands and "Payments Team" in cands and "PAY-502" in cands
     assert "who" not in cands
+
+
+def test_a_facts_identity_includes_its_validity_start():
+    from datetime import UTC, datetime
+
+    from graphctx.model import Fact, stable_hash
+
+    def shift(start: datetime | None) -> Fact:
+        return Fact(subject_id="alice", predicate="on_call_for", object_id="checkout", valid_from=start)
+
+    first = shift(datetime(2025, 1, 6, 9, tzinfo=UTC))
+    second = shift(datetime(2025, 2, 3, 9, tzinfo=UTC))
+    assert first.id != second.id  # two periods of one relation are two facts
+    naive = shift(datetime(2025, 1, 6, 9))  # naive means UTC
+    assert naive.id == first.id
+    # a fact without a start keeps the id it had before validity was part of identity
+    assert shift(None).id == "f_" + stable_hash("alice", "on_call_for", "checkout", None)
+    # the end is not part of identity: ending a fact never changes what it is
+    ended = first.model_copy(update={"valid_to": datetime(2025, 1, 13, tzinfo=UTC)})
+    assert Fact(**{**ended.model_dump(), "id": ""}).id == first.id
