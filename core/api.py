@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, Strict, ValidationError
 
 from graphctx import bounds
 from graphctx.auth import AuthError, Principal
@@ -19,10 +20,12 @@ from graphctx.errors import (
     BoundExceeded,
     BudgetError,
     ConfigError,
+    DataDirLocked,
     DeadlineExceeded,
     GraphctxError,
     InputError,
     NotFound,
+    ReadOnly,
     ScopeError,
     from_validation,
 )
@@ -36,6 +39,23 @@ Tokens = Annotated[
 ]
 IncludeIds = Annotated[
     bool, Field(default=False, description="Include opaque full ids (only when you need them).")
+]
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    if value is not None and value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value
+
+
+AsOf = Annotated[
+    Annotated[datetime, Strict(False)] | None,  # ISO text from JSON is welcome here
+    AfterValidator(_utc),
+    Field(
+        default=None,
+        description="The instant to answer for (ISO-8601, UTC when no offset; default now): facts valid "
+        "then are current, later ones are future, earlier ones history.",
+    ),
 ]
 EdgeTypes = Annotated[
     list[str], Field(default_factory=list, max_length=16, description="Edge types to follow.")
@@ -61,13 +81,17 @@ class RecallRequest(Request):
         default=1, ge=1, le=2, description="Expansion hops: 1 = facts of each hit, 2 = neighbours."
     )
     include_ids: IncludeIds
+    as_of: AsOf
 
 
 class ExplainRequest(Request):
     name: Selector = Field(description="Id, qualified name, path::name, or a name/alias that is unambiguous.")
     max_tokens: Tokens
-    include_history: bool = Field(default=True, description="Also list facts that are no longer valid.")
+    include_history: bool = Field(
+        default=True, description="Also list future facts and history (ended, superseded)."
+    )
     include_ids: IncludeIds
+    as_of: AsOf
 
 
 class NeighbourhoodRequest(Request):
@@ -182,13 +206,16 @@ class Operation:
 
 
 def _recall(s: ContextService, scope: Scope, r: RecallRequest) -> dict[str, Any]:
-    return s.recall(scope, r.query, max_tokens=r.max_tokens, depth=r.depth, include_ids=r.include_ids)
+    return s.recall(
+        scope, r.query, max_tokens=r.max_tokens, depth=r.depth, include_ids=r.include_ids, as_of=r.as_of
+    )
 
 
 def _explain(s: ContextService, scope: Scope, r: ExplainRequest) -> dict[str, Any]:
     return s.explain(
-        scope, r.name, max_tokens=r.max_tokens, include_history=r.include_history, include_ids=r.include_ids
-    )
+        scope, r.name, max_tokens=r.max_tokens, include_history=r.include_history, include_ids=r.include_ids,
+        as_of=r.as_of,
+    )  # fmt: skip
 
 
 def _neighbourhood(s: ContextService, scope: Scope, r: NeighbourhoodRequest) -> dict[str, Any]:
@@ -249,14 +276,16 @@ def _reconcile(s: ContextService, scope: Scope, _: EmptyRequest) -> dict[str, An
     report = s.reconcile(scope)
     # the journal replay is store-wide (it repairs every tenant's pending work); its count would let
     # one tenant observe another's write activity, so a transport reports only this scope's figures
-    report.pop("journal_replayed", None)
+    for store_wide in ("journal_replayed", "writes_completed", "writes_abandoned"):
+        report.pop(store_wide, None)
     return report
 
 
 def _status(s: ContextService, scope: Scope, _: EmptyRequest) -> dict[str, Any]:
     report = s.status(scope)
     report.pop("data_dir", None)  # a server's paths are not the caller's business
-    report.pop("pending_index_work", None)  # a store-wide count: other tenants' activity
+    for store_wide in ("pending_index_work", "mode", "writer_pid"):  # other tenants' activity, the host
+        report.pop(store_wide, None)
     return report
 
 
@@ -312,6 +341,8 @@ def execute(service: ContextService, principal: Principal, operation: str, paylo
 
 HTTP_STATUS: tuple[tuple[type[GraphctxError], int], ...] = (
     (AuthError, 401),
+    (ReadOnly, 409),  # a server started read-only (GRAPHCTX_READ_ONLY) refuses writes
+    (DataDirLocked, 503),
     (ScopeError, 403),
     (BoundExceeded, 413),
     (InputError, 422),

@@ -64,7 +64,7 @@ class AmbiguousName(GraphctxError):
     """A name that matches several entities; `candidates` lists the identities to use instead."""
 
     code = "ambiguous_name"
-    exit_status = 2
+    exit_status = 4  # 2 is the CLI's usage error (click)
 
     def __init__(self, name: str, candidates: list[dict[str, Any]]) -> None:
         super().__init__(
@@ -110,6 +110,32 @@ class BackendUnavailable(BackendError):
 class ConfigError(GraphctxError):
     code = "config_error"
     exit_status = 78
+
+
+class DataDirMissing(ConfigError):
+    """A read was asked of a data directory that does not exist (reads never create one)."""
+
+    code = "data_dir_missing"
+
+
+class DataDirLocked(GraphctxError):
+    """Another process holds the data directory for writing."""
+
+    code = "data_dir_locked"
+    exit_status = 75
+
+
+class ReadOnly(GraphctxError):
+    """A write asked of stores opened read-only (a read command, a read-only directory or process)."""
+
+    code = "read_only"
+    exit_status = 73
+
+
+class WriteIncomplete(BackendError):
+    """A write failed part-way on a backend; its journaled plan is completed automatically."""
+
+    code = "write_incomplete"
 
 
 def from_validation(exc: ValidationError, *, where: str | None = None, default_loc: str = "") -> InputError:

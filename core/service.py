@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
+import logging
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
@@ -12,86 +12,100 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from graphctx import bounds
+from graphctx import bounds, timeline
 from graphctx.clock import Clock, iso, utc_now
 from graphctx.code.indexer import Indexer, IndexProgress, IndexReport, check_excludes
 from graphctx.code.ops import DEFAULT_LIMIT, CodeOps
+from graphctx.datadir import Mode, writer_pid
 from graphctx.envelope import Budget, Option, open_envelope
-from graphctx.errors import InputError, ScopeError, from_validation
-from graphctx.kernel.reads import batches
+from graphctx.errors import BackendUnavailable, ReadOnly, WriteIncomplete, from_validation
+from graphctx.kernel.reads import batches, facts_of
+from graphctx.kernel.rules import endpoints
 from graphctx.kernel.stores import Stores, open_stores
 from graphctx.kernel.templates import (
     CATALOG_VERSION,
     ENTITY_GET,
-    FACT_INVALIDATE,
-    FACT_UPSERT,
     FACTS_FROM_ROOTS,
     NEIGHBOURHOOD,
     SCOPE_STATS,
     SHORTEST_PATH,
     EntityGetParams,
-    FactInvalidateParams,
     FactsFromRootsParams,
-    FactUpsertParams,
     NeighbourhoodParams,
     NoParams,
     ShortestPathParams,
 )
 from graphctx.model import Entity, Fact
 from graphctx.names import resolve
+from graphctx.records import Located, check_endpoints, jsonl_records, validate
 from graphctx.retrieval.isolation import Isolation
 from graphctx.retrieval.pipeline import Retriever, Stopwatch
 from graphctx.retrieval.render import entity_card, fact_line, facts_about
 from graphctx.scope import Scope
 from graphctx.settings import Settings
-from graphctx.writes import IndexSync, ReconcileReport
+from graphctx.writes import IDS_BATCH, IndexSync, ReconcileReport, WritePlan
 
 DEFAULT_EXPLAIN_TOKENS = 4_000
-WRITE_BATCH = 500
+LOAD_BATCH = 2_000
+"""Records per all-or-nothing batch of a bulk load: where Ctrl-C stops it."""
 Progress = Callable[[int], None]
+log = logging.getLogger(__name__)
 
 
-def parse(model: type[Entity] | type[Fact], data: Mapping[str, Any], where: str) -> Any:
-    """Validate client data into a model; errors become InputError naming the field."""
-    if not isinstance(data, Mapping):
-        raise InputError(f"{where}: expected an object, got {type(data).__name__}")
-    try:
-        return model.model_validate(dict(data))
-    except ValidationError as exc:
-        raise from_validation(exc, where=where, default_loc="record") from None
+def records_of(lines: Iterable[str | bytes]) -> Iterator[tuple[str, str, object]]:
+    return jsonl_records(lines)
 
 
-def _bind(scope: Scope, obj: Entity | Fact, now: datetime) -> Any:
-    """Stamp the caller's scope onto a record; a record naming another scope is refused."""
-    for field, value in scope.as_dict().items():
-        given = getattr(obj, field)
-        if given not in (None, value):
-            raise ScopeError(
-                f"record {obj.id[:60]!r} names {field} {given[:40]!r}, outside the caller's scope"
-            )
-    return obj.model_copy(update={**scope.as_dict(), "updated_at": obj.updated_at or now})
+def _units(
+    ents: list[Located[Entity]], fs: list[Located[Fact]], unit: int | None
+) -> Iterator[tuple[Sequence[Located[Entity]], Sequence[Located[Fact]]]]:
+    """The whole call as one unit, or entities then facts in runs of `unit` records."""
+    if unit is None:
+        yield ents, fs
+        return
+    for chunk in batches(ents, unit):
+        yield chunk, ()
+    for facts in batches(fs, unit):
+        yield (), facts
 
 
 class ContextService:
-    def __init__(self, stores: Stores, settings: Settings | None = None, clock: Clock = utc_now) -> None:
+    def __init__(self, stores: Stores, settings: Settings | None = None, clock: Clock | None = None) -> None:
         self.stores = stores
         self.settings = settings or Settings()
-        self.clock = clock
+        self.clock = clock or utc_now
         self._executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="graphctx-leg")
         self.retriever = Retriever(
-            stores, self._executor, clock, self.settings.deadline_s, self.settings.dense_deadline_s
+            stores, self._executor, self.clock, self.settings.deadline_s, self.settings.dense_deadline_s
         )
         self.sync = IndexSync(stores)
         # one writer at a time keeps journal, graph and index order consistent; reads run concurrently
         # (each adapter is thread-safe on its own)
         self._writes = threading.Lock()
         self.code = CodeOps(self.stores, self.retriever, self.clock)
-        self.sync.refill_rebuilt()
+        if stores.mode == "write":
+            self.sync.refill_rebuilt()
+        self.recovered: dict[str, Any] = {}
+        """What the open for writing completed (journaled writes, index work)."""
 
     @classmethod
-    def open(cls, settings: Settings | None = None, clock: Clock = utc_now) -> ContextService:
+    def open(
+        cls, settings: Settings | None = None, clock: Clock | None = None, mode: Mode = "write"
+    ) -> ContextService:
+        """Open the stores to read or to write (`graphctx.kernel.stores.open_stores`). A writer
+        first completes what a crash or an interruption left (journaled writes, index work); if
+        the backend cannot take it now, the next write tries again and says so."""
         settings = settings or Settings()
-        return cls(open_stores(settings), settings, clock)
+        service = cls(open_stores(settings, mode), settings, clock)
+        if service.stores.mode == "write":
+            try:
+                service.recovered = service.sync.recover().as_dict()
+            except WriteIncomplete as exc:
+                log.warning("%s", exc.message)
+            except BaseException:
+                service.close()
+                raise
+        return service
 
     def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
@@ -113,9 +127,11 @@ class ContextService:
         max_tokens: int | None = None,
         depth: int = 1,
         include_ids: bool = False,
+        as_of: datetime | None = None,
     ) -> dict[str, Any]:
+        """What is valid at `as_of` (default now)."""
         return self.retriever.recall(
-            scope, query, max_tokens=max_tokens, depth=depth, include_ids=include_ids
+            scope, query, max_tokens=max_tokens, depth=depth, include_ids=include_ids, as_of=as_of
         )
 
     def explain(
@@ -126,24 +142,38 @@ class ContextService:
         max_tokens: int | None = None,
         include_history: bool = True,
         include_ids: bool = False,
+        as_of: datetime | None = None,
     ) -> dict[str, Any]:
+        """One entity and its facts: what is valid at `as_of` (default now) first, then future facts,
+        then its history; each line has its `status` and an ended fact of a single-valued predicate
+        names the fact that `superseded_by` it."""
         watch = Stopwatch()
+        when = as_of or self.clock()
         entity = resolve(self.stores.graph, scope, name)
-        params = FactsFromRootsParams(roots=(entity.id,), include_invalid=include_history, as_of=self.clock())
+        params = FactsFromRootsParams(roots=(entity.id,), include_invalid=include_history, as_of=when)
         result = self.stores.graph.run(FACTS_FROM_ROOTS, scope, params)
         isolation = Isolation(scope)
         facts = [f for f in result.facts if isolation.admit_fact(f)]
         names = self._names(scope, isolation, {entity.id: entity.display_name()}, facts)
         # a fact whose far end is not an entity of the scope says nothing the caller may see
         facts = [f for f in facts if all(i is None or i in names for i in (f.subject_id, f.object_id))]
-        now = self.clock()
+        successors = timeline.successors(facts, self.settings.single_valued_predicates)
         lines = []
         for fact in facts_about(entity.id, facts):
             line = fact_line(fact, entity.id, names, include_ids=include_ids)
-            line["current"] = fact.is_valid_at(now)
+            line["status"] = fact.status_at(when)
+            line["current"] = line["status"] == "current"
+            nxt = successors.get(fact.id)
+            if nxt is not None and line["status"] == "ended":
+                line["superseded_by"] = names.get(nxt.object_id or "", nxt.value or nxt.object_id)
+                if include_ids:
+                    line["superseded_by_id"] = nxt.id
             lines.append(line)
-        lines.sort(key=lambda ln: not ln["current"])  # current facts first, history after
-        envelope, budget = self._envelope("explain", scope, max_tokens, DEFAULT_EXPLAIN_TOKENS, isolation)
+        rank = {"current": 0, "future": 1, "ended": 2}
+        lines.sort(key=lambda ln: rank[ln["status"]])  # stable: the reading order within each
+        envelope, budget = self._envelope(
+            "explain", scope, max_tokens, DEFAULT_EXPLAIN_TOKENS, isolation, as_of=when
+        )
         envelope["subject"] = entity_card(entity, include_ids=include_ids)
         budget.require_fit(f"the subject {entity.display_name()!r}")
         if result.truncated:
@@ -299,106 +329,159 @@ class ContextService:
         facts: Iterable[Fact | Mapping[str, Any]] = (),
         progress: Progress | None = None,
     ) -> dict[str, Any]:
-        """Validate everything first (bad input writes nothing), then graph, then indexes."""
+        """All or nothing: every record is validated (schema, bounds, scope, endpoints in the batch
+        or the store) before anything is written, then the whole call is one journaled write plan.
+        Errors name the record (`entities[i]`, `facts[i]`), the field and the bound."""
+        records = [
+            *((f"entities[{i}]", "entity", e) for i, e in enumerate(entities)),
+            *((f"facts[{i}]", "fact", f) for i, f in enumerate(facts)),
+        ]
+        return self._remember(scope, records, progress, unit=None, stop=None)
+
+    def remember_jsonl(
+        self,
+        scope: Scope,
+        lines: Iterable[str | bytes],
+        progress: Progress | None = None,
+        stop: Callable[[], bool] | None = None,
+        batch: int = LOAD_BATCH,
+    ) -> dict[str, Any]:
+        """Bulk load (docs/memory.md): one JSON object per line, `{"kind": "entity"|"fact", ...}`.
+        The whole file is validated first (errors name the line); then it is written in batches of
+        `batch` records, entities first, each batch all or nothing. `stop()` is asked between
+        batches: when it says so the load ends there, consistent, and the report says what was
+        written (`interrupted`); running the same file again finishes it, nothing duplicated."""
+        return self._remember(scope, records_of(lines), progress, unit=batch, stop=stop)
+
+    def _remember(
+        self,
+        scope: Scope,
+        records: Iterable[tuple[str, str, object]],
+        progress: Progress | None,
+        unit: int | None,
+        stop: Callable[[], bool] | None,
+    ) -> dict[str, Any]:
         now = self.clock()
-        ents = [
-            _bind(scope, e if isinstance(e, Entity) else parse(Entity, e, f"entity {i + 1}"), now)
-            for i, e in enumerate(entities)
-        ]
-        fs = [
-            _bind(scope, f if isinstance(f, Fact) else parse(Fact, f, f"fact {i + 1}"), now)
-            for i, f in enumerate(facts)
-        ]
-        bounds.check_count("records", [*ents, *fs], bounds.BULK_RECORDS)
+        ents, fs = validate(scope, records, now)
         report: dict[str, Any] = {
             "entities": {"created": 0, "updated": 0, "unchanged": 0},
             "facts": {"created": 0, "updated": 0, "unchanged": 0},
+            "superseded": [],
+            "records": len(ents) + len(fs),
+            "written": 0,
             "vector_skipped": 0,
             "index_errors": [],
         }
         with self._writes:
-            self._write(scope, ents, fs, report, progress)
+            self._writable()
+            self._check_endpoints(scope, ents, fs)
+            for u_ents, u_facts in _units(ents, fs, unit):
+                if stop is not None and stop():
+                    report["interrupted"] = True
+                    break
+                plan, superseded = self._plan(scope, u_ents, u_facts, now)
+                applied, synced = self.sync.commit(scope, plan)
+                _add(report["entities"], applied.entities)
+                _add(report["facts"], applied.facts)
+                report["superseded"] += superseded
+                report["written"] += len(u_ents) + len(u_facts)
+                report["vector_skipped"] += len(synced.vector_skipped)
+                if synced.index_error:
+                    report["index_errors"].append(synced.index_error)
+                if progress:
+                    progress(len(u_ents) + len(u_facts))
         if report["index_errors"]:
-            report["follow_up"] = "The graph has the data; run `graphctx reconcile` to finish indexing."
+            report["follow_up"] = (
+                "The graph has the data; the indexes are completed before the next write "
+                "(or now with `graphctx reconcile`)."
+            )
         return report
 
-    def _write(
-        self,
-        scope: Scope,
-        ents: list[Entity],
-        fs: list[Fact],
-        report: dict[str, Any],
-        progress: Progress | None,
-    ) -> None:
-        for chunk in batches(ents, WRITE_BATCH):
-            result, synced = self.sync.upsert_entities(scope, chunk)
-            _add(report["entities"], result)
-            report["vector_skipped"] += len(synced.vector_skipped)
-            if synced.index_error:
-                report["index_errors"].append(synced.index_error)
-            if progress:
-                progress(len(chunk))
-        for facts in batches(fs, WRITE_BATCH):
-            result = self.stores.graph.run(FACT_UPSERT, scope, FactUpsertParams(facts=tuple(facts)))
-            _add(report["facts"], result)
-            if progress:
-                progress(len(facts))
+    def _check_endpoints(self, scope: Scope, ents: list[Located[Entity]], fs: list[Located[Fact]]) -> None:
+        batch_ids = {e.item.id for e in ents}
+        wanted = sorted({i for f in fs for i in endpoints([f.item]) if i not in batch_ids})
+        stored: set[str] = set()
+        for ids in batches(wanted, IDS_BATCH):
+            found = self.stores.graph.run(ENTITY_GET, scope, EntityGetParams(ids=tuple(ids)))
+            stored.update(e.id for e in found.entities)
+        check_endpoints(fs, batch_ids, stored)
 
-    def remember_jsonl(
-        self, scope: Scope, lines: Iterable[str], progress: Progress | None = None
-    ) -> dict[str, Any]:
-        """Bulk load: one JSON object per line, {"kind": "entity"|"fact", ...}."""
-        entities: list[Entity] = []
-        facts: list[Fact] = []
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            bounds.check_text(f"line {number}", line, bounds.SUMMARY_BYTES * 4)
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"line {number}: not valid JSON ({exc.msg})", line=number) from None
-            if not isinstance(record, dict):
-                raise InputError(f"line {number}: expected a JSON object", line=number)
-            kind = record.pop("kind", None)
-            if kind == "entity":
-                entities.append(parse(Entity, record, f"line {number}"))
-            elif kind == "fact":
-                facts.append(parse(Fact, record, f"line {number}"))
-            else:
-                raise InputError(f"line {number}: kind must be 'entity' or 'fact', got {kind!r}", line=number)
-            bounds.check_count("records", entities, bounds.BULK_RECORDS)
-        return self.remember(scope, entities, facts, progress)
+    def _plan(
+        self, scope: Scope, ents: Sequence[Located[Entity]], fs: Sequence[Located[Fact]], now: datetime
+    ) -> tuple[WritePlan, list[dict[str, Any]]]:
+        """Resolve the facts against the stored timeline (supersession, kept validity)."""
+        facts = [f.item for f in fs]
+        single = self.settings.single_valued_predicates
+        stored: list[Fact] = []
+        if facts:
+            stored += facts_of(
+                self.stores.graph, scope, [f.subject_id for f in facts], [f.predicate for f in facts], "out"
+            )
+            by_object = [f for f in facts if single.get(f.predicate) == "object" and f.object_id]
+            if by_object:
+                stored += facts_of(
+                    self.stores.graph,
+                    scope,
+                    [f.object_id or "" for f in by_object],
+                    [f.predicate for f in by_object],
+                    "in",
+                )
+        resolved = timeline.resolve(facts, [f.given for f in fs], stored, single, now)
+        plan = WritePlan(
+            entities=tuple(e.item for e in ents), facts=tuple(resolved.facts), ends=resolved.ends
+        )
+        superseded = [
+            {"fact": s.fact_id, "by": s.by, "valid_to": iso(s.valid_to)} for s in resolved.superseded
+        ]
+        return plan, superseded
 
     def forget(
         self, scope: Scope, entity_ids: Sequence[str] = (), fact_ids: Sequence[str] = ()
     ) -> dict[str, Any]:
-        """Entities are deleted (with their facts); facts are invalidated and keep their rows."""
+        """Entities are deleted (with their facts); facts are invalidated and keep their rows. One
+        journaled write plan: all of it or nothing."""
         bounds.check_count("entity ids", entity_ids, 1000)
         bounds.check_count("fact ids", fact_ids, 1000)
         for i in [*entity_ids, *fact_ids]:
             bounds.check_text("id", i, bounds.ID_BYTES)
-        report: dict[str, Any] = {"entities_deleted": 0, "facts_removed": 0, "facts_invalidated": 0}
+        now = self.clock()
+        plan = WritePlan(ends=dict.fromkeys(fact_ids, now), delete_ids=tuple(dict.fromkeys(entity_ids)))
         with self._writes:
-            self._forget(scope, entity_ids, fact_ids, report)
-        return report
-
-    def _forget(
-        self, scope: Scope, entity_ids: Sequence[str], fact_ids: Sequence[str], report: dict[str, Any]
-    ) -> None:
-        if entity_ids:
-            result, _ = self.sync.delete_entities(scope, list(entity_ids))
-            report.update(entities_deleted=result.deleted, facts_removed=result.facts_removed)
-        if fact_ids:
-            params = FactInvalidateParams(ids=tuple(fact_ids), valid_to=self.clock())
-            report["facts_invalidated"] = self.stores.graph.run(FACT_INVALIDATE, scope, params).count
+            self._writable()
+            applied, _ = self.sync.commit(scope, plan)
+        return {
+            "entities_deleted": applied.deleted,
+            "facts_removed": applied.facts_removed,
+            "facts_invalidated": applied.ended,
+        }
 
     def reconcile(self, scope: Scope, progress: Progress | None = None) -> dict[str, Any]:
         report = ReconcileReport()
         with self._writes:
-            self.sync.replay_journal(report)
+            self._require_write_mode()
+            self.sync.recover(report)
             self.sync.reconcile_scope(scope, report, progress)
         return report.as_dict()
+
+    def recover(self) -> dict[str, Any]:
+        """Complete journaled writes and index work a crash or an interruption left (run at every
+        open for writing; `serve` runs it at start)."""
+        with self._writes:
+            self._require_write_mode()
+            return self.sync.recover().as_dict()
+
+    def _require_write_mode(self) -> None:
+        if self.stores.mode == "read":
+            where = self.stores.data_dir.path if self.stores.data_dir is not None else "the stores"
+            raise ReadOnly(
+                f"{where} is open read-only in this process (a read command, a read-only directory "
+                "or GRAPHCTX_READ_ONLY): writes are refused",
+            )
+
+    def _writable(self) -> None:
+        """Before a write: the stores take writes, and earlier incomplete writes are completed."""
+        self._require_write_mode()
+        self.sync.recover()
 
     def index_repository(
         self,
@@ -412,19 +495,26 @@ class ContextService:
         root = Path(bounds.check_selector("repository path", str(root)))
         patterns = check_excludes([*self.settings.code_exclude, *check_excludes(exclude)])
         with self._writes:
+            self._writable()
             return Indexer(self.stores, self.sync, progress).run(scope, root, patterns)
 
     def status(self, scope: Scope) -> dict[str, Any]:
         stats = self.stores.graph.run(SCOPE_STATS, scope, NoParams())
-        vector = self.stores.vector
+        vectors: int | None = 0
+        try:
+            vectors = len(self.stores.vector.hashes(scope)) if self.stores.vector is not None else 0
+        except BackendUnavailable:  # a reader beside a writer holding the vector shard
+            vectors = None
         return {
             "scope": scope.as_dict(),
             "backends": {**self.stores.describe(), "catalog": CATALOG_VERSION},
             "graph": stats.model_dump(),
             "lexical_docs": len(self.stores.lexical.hashes(scope)),
-            "vectors": len(vector.hashes(scope)) if vector is not None else 0,
+            "vectors": vectors,
             "pending_index_work": self.stores.journal.count_pending(),
             "data_dir": str(self.settings.data_dir),
+            "mode": self.stores.mode,
+            "writer_pid": writer_pid(self.settings.data_dir) if self.stores.data_dir else None,
             "as_of": iso(self.clock()),
         }
 
@@ -440,13 +530,19 @@ class ContextService:
         return names
 
     def _envelope(
-        self, op: str, scope: Scope, max_tokens: int | None, default: int, isolation: Isolation
+        self,
+        op: str,
+        scope: Scope,
+        max_tokens: int | None,
+        default: int,
+        isolation: Isolation,
+        as_of: datetime | None = None,
     ) -> tuple[dict[str, Any], Budget]:
         tokens = bounds.normalise_tokens(max_tokens, default)
         return open_envelope(
             op,
             scope,
-            as_of=self.clock(),
+            as_of=as_of or self.clock(),
             backends=self.stores.describe(),
             max_tokens=tokens,
             rejected=isolation.rejected,
@@ -471,6 +567,6 @@ def _edge(fact: Fact, names: Mapping[str, str]) -> dict[str, Any]:
     return edge
 
 
-def _add(totals: dict[str, int], result: Any) -> None:
+def _add(totals: dict[str, int], counts: Mapping[str, int]) -> None:
     for key in ("created", "updated", "unchanged"):
-        totals[key] += getattr(result, key)
+        totals[key] += counts[key]

@@ -5,11 +5,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from graphctx.model import PREDICATES, SINGLE_VALUED, Side
 
-def _default_data_dir() -> Path:
+
+def default_data_dir() -> Path:
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "graphctx"
 
@@ -30,13 +32,25 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="GRAPHCTX_", extra="ignore")
 
-    data_dir: Path = Field(default_factory=_default_data_dir, description="Where embedded stores live.")
+    data_dir: Path = Field(default_factory=default_data_dir, description="Where embedded stores live.")
     tenant_id: str = Field(default="local", description="Tenant of the local operator (CLI).")
     namespace: str = Field(default="default", description="Namespace of the local operator (CLI).")
     graph_ids: list[str] = Field(
         default_factory=list,
         description="Shared code graphs the local operator may read over MCP stdio without an API key "
         "(GRAPHCTX_GRAPH_IDS='[\"cpython\"]'); the CLI picks one with --graph.",
+    )
+
+    read_only: bool = Field(
+        default=False,
+        description="Open every store read-only: reads work beside another process writing the same "
+        "data directory, writes are refused (the CLI's read commands always open read-only).",
+    )
+    single_valued_predicates: dict[str, Side] = Field(
+        default_factory=lambda: dict(SINGLE_VALUED),
+        description="Predicates with one value at a time, and on which side (subject or object): "
+        "remembering a new current value ends the previous one "
+        """(GRAPHCTX_SINGLE_VALUED_PREDICATES='{"owned_by": "subject"}').""",
     )
 
     graph_backend: str = Field(default="sqlite", description="Graph store entry point name.")
@@ -67,3 +81,11 @@ class Settings(BaseSettings):
         le=64 * 1024 * 1024,
         description="Largest request body the HTTP server accepts; larger ones get 413 before any work.",
     )
+
+    @field_validator("single_valued_predicates")
+    @classmethod
+    def _known_predicates(cls, value: dict[str, Side]) -> dict[str, Side]:
+        unknown = sorted(set(value) - PREDICATES)
+        if unknown:
+            raise ValueError(f"single-valued predicate {unknown[0][:40]!r} is not in the allowlist")
+        return value

@@ -1,13 +1,24 @@
-"""Writes: the graph first, then the indexes, idempotently, with pending work journaled durably so
-a crash between the two is repaired by `reconcile` (graph vs indexes by id + content hash)."""
+"""Writes: a validated batch becomes a plan, journaled durably before the graph sees it; then the
+graph, then the indexes, then the journal entry is completed.
+
+Every piece of a plan is idempotent (upserts of final versions, ends that only shorten validity,
+deletes), so a plan that a crash, a kill or a failing backend interrupted is completed by applying
+it again: at the next open for writing, before the next write, or by `reconcile`. A write is either
+acknowledged done or reported as recorded-and-to-be-completed; it is never silently half-applied,
+on a transactional store (SQLite) or not (TinkerGraph, HugeGraph).
+"""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
-from graphctx.errors import GraphctxError, InvalidVector
+from pydantic import BaseModel, ConfigDict
+
+from graphctx.errors import GraphctxError, InputError, InvalidVector, NotFound, ScopeError, WriteIncomplete
 from graphctx.indexing import embedding_text, lexical_doc
 from graphctx.kernel.ports import RebuildingIndex, VectorRecord
 from graphctx.kernel.reads import batches, stored_hashes
@@ -16,15 +27,94 @@ from graphctx.kernel.templates import (
     ENTITY_DELETE,
     ENTITY_GET,
     ENTITY_UPSERT,
+    FACT_INVALIDATE,
+    FACT_UPSERT,
     EntityDeleteParams,
     EntityGetParams,
     EntityUpsertParams,
+    FactInvalidateParams,
+    FactUpsertParams,
 )
-from graphctx.model import Entity
+from graphctx.model import Entity, Fact
 from graphctx.scope import Scope
 from graphctx.vectors import checked_vector
 
 BATCH = 500
+TEMPLATE_BATCH = 5000  # entity.upsert / fact.upsert take at most this many per call
+IDS_BATCH = 1000  # entity.delete / fact.invalidate / entity.get_by_ids
+_DETERMINISTIC = (InputError, NotFound, ScopeError)
+"""Errors a backend raises before writing anything, the same however often the plan is applied."""
+
+log = logging.getLogger(__name__)
+_COUNTS = ("created", "updated", "unchanged")
+
+
+class WritePlan(BaseModel):
+    """One atomic unit of writing, resolved against the store: final versions to upsert, stored
+    facts to end (id -> valid_to), entities to delete. Applied in that order."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    entities: tuple[Entity, ...] = ()
+    facts: tuple[Fact, ...] = ()
+    ends: dict[str, datetime] = {}
+    delete_ids: tuple[str, ...] = ()
+
+    def index_ids(self) -> list[str]:
+        return list(dict.fromkeys([*(e.id for e in self.entities), *self.delete_ids]))
+
+    def __len__(self) -> int:
+        return len(self.entities) + len(self.facts) + len(self.ends) + len(self.delete_ids)
+
+
+@dataclass
+class ApplyReport:
+    entities: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_COUNTS, 0))
+    facts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_COUNTS, 0))
+    ended: int = 0
+    deleted: int = 0
+    facts_removed: int = 0
+
+
+class _Counting:
+    """The graph store, counting the template calls that returned (that may have written)."""
+
+    def __init__(self, graph: Any) -> None:
+        self.graph = graph
+        self.done = 0
+
+    def run(self, template: Any, scope: Scope, params: Any) -> Any:
+        result = self.graph.run(template, scope, params)
+        self.done += 1
+        return result
+
+
+def apply_plan(stores: Stores, scope: Scope, plan: WritePlan, graph: Any = None) -> ApplyReport:
+    """Run the plan's templates in order; idempotent, so a second run after a partial one completes it."""
+    graph = graph or stores.graph
+    report = ApplyReport()
+    for chunk in batches(plan.entities, TEMPLATE_BATCH):
+        result = graph.run(ENTITY_UPSERT, scope, EntityUpsertParams(entities=tuple(chunk)))
+        _count(report.entities, result)
+    for facts in batches(plan.facts, TEMPLATE_BATCH):
+        _count(report.facts, graph.run(FACT_UPSERT, scope, FactUpsertParams(facts=tuple(facts))))
+    by_end: dict[datetime, list[str]] = {}
+    for fact_id, end in plan.ends.items():
+        by_end.setdefault(end, []).append(fact_id)
+    for end, fact_ids in sorted(by_end.items()):
+        for ids in batches(sorted(fact_ids), IDS_BATCH):
+            params = FactInvalidateParams(ids=tuple(ids), valid_to=end)
+            report.ended += graph.run(FACT_INVALIDATE, scope, params).count
+    for ids in batches(plan.delete_ids, IDS_BATCH):
+        deleted = graph.run(ENTITY_DELETE, scope, EntityDeleteParams(ids=tuple(ids)))
+        report.deleted += deleted.deleted
+        report.facts_removed += deleted.facts_removed
+    return report
+
+
+def _count(totals: dict[str, int], result: Any) -> None:
+    for key in _COUNTS:
+        totals[key] += getattr(result, key)
 
 
 @dataclass
@@ -42,6 +132,8 @@ class SyncReport:
 
 @dataclass
 class ReconcileReport:
+    writes_completed: int = 0
+    writes_abandoned: list[str] = field(default_factory=list)
     journal_replayed: int = 0
     lexical_repaired: int = 0
     vector_repaired: int = 0
@@ -58,6 +150,60 @@ class IndexSync:
 
     def __init__(self, stores: Stores) -> None:
         self.stores = stores
+
+    def commit(self, scope: Scope, plan: WritePlan) -> tuple[ApplyReport, SyncReport]:
+        """Journal the plan, apply it to the graph, sync the indexes, complete the journal entry.
+
+        A backend that fails before writing anything for a reason that would recur (bad input, a
+        missing endpoint) drops the plan and re-raises: nothing was written. Any other failure
+        leaves the plan journaled and raises `WriteIncomplete`: the graph may hold part of it, and
+        the next write (or open, or reconcile) completes it."""
+        seq = self.stores.journal.record_write(scope, plan.model_dump_json())
+        graph = _Counting(self.stores.graph)
+        try:
+            applied = apply_plan(self.stores, scope, plan, graph)
+        except GraphctxError as exc:
+            if isinstance(exc, _DETERMINISTIC) and graph.done == 0:  # refused before any write
+                self.stores.journal.complete_write(seq)
+                raise
+            raise WriteIncomplete(
+                f"the graph failed during the write ({exc.message}); the write is recorded and may be "
+                "partly applied: graphctx completes it before the next write, at the next start, or "
+                "now with `graphctx reconcile`",
+                cause=exc.code,
+            ) from exc
+        try:
+            synced = self.sync(scope, plan.index_ids())
+        except GraphctxError as exc:
+            return applied, SyncReport(index_error=exc.message)  # stays journaled: completed later
+        self.stores.journal.complete_write(seq)
+        return applied, synced
+
+    def recover(self, report: ReconcileReport | None = None) -> ReconcileReport:
+        """Complete every journaled write (re-apply its plan, re-index its entities), then replay
+        the index journal. Run at every open for writing and before every write."""
+        report = report or ReconcileReport()
+        while pending := self.stores.journal.pending_writes(BATCH):
+            for entry in pending:
+                plan = WritePlan.model_validate_json(entry.plan)
+                try:
+                    apply_plan(self.stores, entry.scope, plan)
+                except _DETERMINISTIC as exc:  # the store changed under it (another writer): give up
+                    log.warning("journaled write %s abandoned: %s", entry.seq, exc.message)
+                    report.writes_abandoned.append(f"write {entry.seq}: {exc.message}")
+                    self.stores.journal.complete_write(entry.seq)
+                    continue
+                except GraphctxError as exc:
+                    raise WriteIncomplete(
+                        f"an earlier write is still incomplete and the graph is not taking it "
+                        f"({exc.message}); nothing else is written until it is",
+                        cause=exc.code,
+                    ) from exc
+                self.sync(entry.scope, plan.index_ids())
+                self.stores.journal.complete_write(entry.seq)
+                report.writes_completed += 1
+        self.replay_journal(report)
+        return report
 
     def upsert_entities(self, scope: Scope, entities: Sequence[Entity]) -> tuple[Any, SyncReport]:
         ids = [e.id for e in entities]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+from graphctx.datadir import ensure_dir, writer_pid
 from graphctx.errors import ConfigError
 from graphctx.settings import Settings
 
@@ -24,7 +25,16 @@ __all__ = [
 
 
 def create_edge_index(settings: Settings, model_id: str, dimension: int) -> EdgeVectorIndex:
-    return EdgeVectorIndex(settings.data_dir / "vectors", model_id, dimension)
+    if settings.read_only:
+
+        def held_by() -> str:
+            pid = writer_pid(settings.data_dir)
+            return f"pid {pid}" if pid is not None else ""
+
+        return EdgeVectorIndex(
+            settings.data_dir / "vectors", model_id, dimension, read_only=True, held_by=held_by
+        )
+    return EdgeVectorIndex(ensure_dir(settings.data_dir / "vectors"), model_id, dimension)
 
 
 def create_local_index(settings: Settings, model_id: str, dimension: int) -> ClientVectorIndex:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -25,8 +26,8 @@ from qdrant_edge import (
     UpdateOperation,
 )
 
-from graphctx.errors import BackendError, BackendUnavailable, GraphctxError
-from graphctx.kernel.ports import Capabilities
+from graphctx.errors import BackendError, BackendUnavailable, GraphctxError, ReadOnly
+from graphctx.kernel.ports import Capabilities, VectorHit
 from graphctx.scope import Scope
 
 from ._common import KEYWORD_INDEXES, SCOPE_FIELDS, VECTOR_NAME, Payload, ScopedQdrantIndex, safe_name
@@ -38,23 +39,89 @@ _CONFIG_FILE = "edge_config.json"
 
 class EdgeVectorIndex(ScopedQdrantIndex):
     """Exclusive: the shard holds a lock on its WAL until close(), so one open handle per directory
-    (in this process or any other)."""
+    (in this process or any other).
+
+    qdrant-edge-py 0.9 has no read-only open (loading takes the WAL lock and may write the shard's
+    config and segments), so `read_only` borrows the shard for one call at a time, only while no
+    writer holds the data directory (`held_by()` names it), and otherwise answers with
+    `BackendUnavailable` saying why: the read trunk then falls back to the lexical leg and says so.
+    A writer opening a shard that a reader borrowed waits for it (`lock_wait_s`)."""
 
     name = "qdrant-edge"
 
-    def __init__(self, path: Path, model_id: str, dimension: int) -> None:
+    def __init__(
+        self,
+        path: Path,
+        model_id: str,
+        dimension: int,
+        *,
+        read_only: bool = False,
+        held_by: Callable[[], str] = lambda: "",
+        lock_wait_s: float = 10.0,
+    ) -> None:
         super().__init__(
             model_id,
             dimension,
             Capabilities(durable=True, concurrent_readers=False, exact_search=True),
         )
         self.path = Path(path) / f"{safe_name(model_id)}-{dimension}"
-        self._shard = self._open()
+        self.read_only = read_only
+        self._why_unavailable = ""
+        self._shard: EdgeShard | None = None
+        self._held_by = held_by
+        if read_only:
+            return
+        deadline = time.monotonic() + lock_wait_s
+        while True:
+            try:
+                self._shard = self._open()
+                break
+            except BackendUnavailable:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.1)  # a reader holds the shard for the length of one command
         try:
             self._ensure_indexes()
         except BaseException:
             self._shard.close()
             raise
+
+    @contextmanager
+    def _borrowed(self) -> Iterator[None]:
+        """Read-only: the shard for one call, loaded and closed again, so no writer waits long."""
+        if not self.read_only:
+            yield
+            return
+        with self._lock:
+            if not (self.path / _CONFIG_FILE).exists():
+                yield  # nothing written yet: reads answer empty
+                return
+            holder = self._held_by()
+            if holder:
+                raise BackendUnavailable(
+                    f"vector shard {self.path} is held by the process writing this data directory "
+                    f"({holder}); qdrant-edge has no read-only open, so reads beside it use the other legs"
+                )
+            self._shard = self._open()
+            try:
+                yield
+            finally:
+                shard, self._shard = self._shard, None
+                shard.close()
+
+    def search(self, scope: Scope, vector: Sequence[float], k: int) -> list[VectorHit]:
+        with self._borrowed():
+            return [] if self.read_only and self._shard is None else super().search(scope, vector, k)
+
+    def hashes(self, scope: Scope) -> dict[str, str]:
+        with self._borrowed():
+            return {} if self.read_only and self._shard is None else super().hashes(scope)
+
+    @property
+    def shard(self) -> EdgeShard:
+        if self._shard is None:
+            raise BackendUnavailable(self._why_unavailable or f"vector shard {self.path} is not open")
+        return self._shard
 
     def _open(self) -> EdgeShard:
         params = EdgeVectorParams(size=self.dimension, distance=Distance.Cosine)
@@ -79,11 +146,11 @@ class EdgeVectorIndex(ScopedQdrantIndex):
             ) from exc
 
     def _ensure_indexes(self) -> None:
-        present = self._shard.info().payload_schema
+        present = self.shard.info().payload_schema
         for field, is_tenant in KEYWORD_INDEXES.items():
             if field not in present:
                 schema = KeywordIndexParams(is_tenant=True) if is_tenant else PayloadSchemaType.Keyword
-                self._shard.update(UpdateOperation.create_field_index(field, schema))
+                self.shard.update(UpdateOperation.create_field_index(field, schema))
 
     @contextmanager
     def _translate(self, action: str) -> Iterator[None]:
@@ -100,10 +167,10 @@ class EdgeVectorIndex(ScopedQdrantIndex):
 
     def _write(self, points: Sequence[PointTuple]) -> None:
         batch = [Point(id=pid, vector={VECTOR_NAME: vec}, payload=payload) for pid, vec, payload in points]
-        self._shard.update(UpdateOperation.upsert_points(batch))
+        self._writable().update(UpdateOperation.upsert_points(batch))
 
     def _remove(self, ids: Sequence[str]) -> None:
-        self._shard.update(UpdateOperation.delete_points(list(ids)))
+        self._writable().update(UpdateOperation.delete_points(list(ids)))
 
     def _query(self, vector: list[float], flt: Any, limit: int) -> list[tuple[float, Payload | None]]:
         request = QueryRequest(
@@ -113,16 +180,23 @@ class EdgeVectorIndex(ScopedQdrantIndex):
             with_payload=True,
             params=_EXACT,
         )
-        return [(p.score, p.payload) for p in self._shard.query(request)]
+        return [(p.score, p.payload) for p in self.shard.query(request)]
 
     def _scroll(self, flt: Any, offset: Any, limit: int) -> tuple[list[Payload | None], Any]:
-        records, nxt = self._shard.scroll(
+        records, nxt = self.shard.scroll(
             ScrollRequest(offset=offset, limit=limit, filter=flt, with_payload=True, with_vector=False)
         )
         return [r.payload for r in records], nxt
 
     def _flush(self) -> None:
-        self._shard.flush()
+        if self._shard is not None and not self.read_only:
+            self._shard.flush()
+
+    def _writable(self) -> EdgeShard:
+        if self.read_only:
+            raise ReadOnly(f"vector shard {self.path} is open read-only")
+        return self.shard
 
     def _release(self) -> None:
-        self._shard.close()
+        if self._shard is not None:
+            self._shard.close()

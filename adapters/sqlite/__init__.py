@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from graphctx.datadir import ensure_dir
+from graphctx.errors import ConfigError
 from graphctx.settings import Settings
 
 from .graph_store import SqliteGraphStore
@@ -19,20 +21,34 @@ __all__ = [
 
 
 def create_graph_store(settings: Settings) -> SqliteGraphStore:
-    """Entry point `graphctx.graph_stores: sqlite`: `<data_dir>/graph.sqlite`, schema ensured."""
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    store = SqliteGraphStore(settings.data_dir / "graph.sqlite")
-    store.ensure_schema()
+    """Entry point `graphctx.graph_stores: sqlite`: `<data_dir>/graph.sqlite`, schema ensured
+    (read-only: opened `mode=ro`, schema version checked)."""
+    path = settings.data_dir / "graph.sqlite"
+    if settings.read_only:
+        if not path.exists():
+            raise ConfigError(f"{settings.data_dir} holds no graph yet ({path.name} is missing)")
+    else:
+        ensure_dir(settings.data_dir)
+    store = SqliteGraphStore(path, read_only=settings.read_only)
+    try:
+        store.ensure_schema()
+    except BaseException:
+        store.close()
+        raise
     return store
 
 
 def create_journal(settings: Settings) -> SqliteJournal:
-    """`<data_dir>/journal.sqlite`, next to the graph it journals for."""
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    return SqliteJournal(settings.data_dir / "journal.sqlite")
+    """`<data_dir>/journal.sqlite`, next to the graph it journals for; read-only: an absent journal
+    is an in-memory empty one (nothing pending)."""
+    path = settings.data_dir / "journal.sqlite"
+    if settings.read_only:
+        return SqliteJournal(path, read_only=True) if path.exists() else SqliteJournal(":memory:")
+    ensure_dir(settings.data_dir)
+    return SqliteJournal(path)
 
 
 def create_key_store(settings: Settings) -> SqliteKeyStore:
     """`<data_dir>/keys.sqlite`: API keys, hashed."""
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    ensure_dir(settings.data_dir)
     return SqliteKeyStore(settings.data_dir / "keys.sqlite")

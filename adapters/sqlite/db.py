@@ -12,6 +12,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from pathlib import Path
 
 from graphctx.scope import Scope
 
@@ -21,9 +22,21 @@ Key = tuple[str, str, str]
 MEMORY = ":memory:"
 
 
-def connect(path: str | os.PathLike[str], *, durable_commits: bool, timeout_s: float) -> sqlite3.Connection:
-    """One connection shared by threads; callers serialise access with their own lock."""
+def connect(
+    path: str | os.PathLike[str], *, durable_commits: bool, timeout_s: float, read_only: bool = False
+) -> sqlite3.Connection:
+    """One connection shared by threads; callers serialise access with their own lock.
+
+    `read_only` opens an existing file without ever writing it (`mode=ro`); in a directory this
+    process cannot write (no WAL index can be created there, and nobody can be writing) the file is
+    opened `immutable`."""
     # isolation_level=None: we issue BEGIN/COMMIT ourselves so reads and writes get explicit transactions
+    if read_only:
+        conn = sqlite3.connect(
+            _read_only_uri(path), uri=True, timeout=timeout_s, isolation_level=None, check_same_thread=False
+        )
+        conn.row_factory = sqlite3.Row
+        return conn
     conn = sqlite3.connect(os.fspath(path), timeout=timeout_s, isolation_level=None, check_same_thread=False)
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA journal_mode = WAL")
@@ -32,6 +45,14 @@ def connect(path: str | os.PathLike[str], *, durable_commits: bool, timeout_s: f
     else:
         conn.execute("PRAGMA synchronous = NORMAL")
     return conn
+
+
+def _read_only_uri(path: str | os.PathLike[str]) -> str:
+    target = Path(path).resolve()
+    if not target.exists():
+        raise sqlite3.OperationalError(f"{target} does not exist")
+    mode = "ro" if os.access(target.parent, os.W_OK) else "ro&immutable=1"
+    return f"{target.as_uri()}?mode={mode}"
 
 
 @contextmanager

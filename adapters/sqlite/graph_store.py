@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from graphctx.clock import Clock, utc_now
-from graphctx.errors import BackendError, BackendUnavailable
+from graphctx.errors import BackendError, BackendUnavailable, ReadOnly
 from graphctx.kernel import templates as t
 from graphctx.kernel.dispatch import Handler, TemplateDispatch
 from graphctx.kernel.ports import Capabilities
@@ -63,13 +63,15 @@ class SqliteGraphStore(TemplateDispatch):
         *,
         timeout_s: float = 5.0,
         clock: Clock = utc_now,
+        read_only: bool = False,
     ) -> None:
         self.path = os.fspath(path)
         self._clock = clock
         self._lock = threading.RLock()
+        self.read_only = read_only
         try:
             self._conn: sqlite3.Connection | None = connect(
-                self.path, durable_commits=False, timeout_s=timeout_s
+                self.path, durable_commits=False, timeout_s=timeout_s, read_only=read_only
             )
         except sqlite3.Error as exc:
             raise BackendUnavailable(f"sqlite graph store cannot open {self.path!r}: {exc}") from exc
@@ -80,11 +82,12 @@ class SqliteGraphStore(TemplateDispatch):
         return Capabilities(templates=self.supported_templates(), durable=on_disk, concurrent_readers=on_disk)
 
     def ensure_schema(self) -> None:
+        """Create what is missing (read-only: check the version only)."""
         with self._lock:
             conn = self._open()
             try:
-                with transaction(conn, write=True):
-                    schema.ensure(conn)
+                with transaction(conn, write=not self.read_only):
+                    schema.check(conn) if self.read_only else schema.ensure(conn)
             except sqlite3.Error as exc:
                 raise BackendError(f"sqlite graph store cannot create its schema: {exc}") from exc
 
@@ -98,6 +101,8 @@ class SqliteGraphStore(TemplateDispatch):
         with self._lock:
             conn = self._open()
             write = getattr(template, "name", None) in _WRITES
+            if write and self.read_only:
+                raise ReadOnly(f"sqlite graph store {self.path!r} is open read-only; {template} is a write")
             try:
                 with transaction(conn, write=write):
                     return super().run(template, scope, params)

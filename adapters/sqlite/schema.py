@@ -78,12 +78,27 @@ def ensure(conn: sqlite3.Connection) -> None:
     row = conn.execute("SELECT version FROM schema_version WHERE id = 1").fetchone()
     if row is None:
         conn.execute("INSERT INTO schema_version (id, version) VALUES (1, ?1)", (SCHEMA_VERSION,))
-        return
-    if row["version"] in _MIGRATIONS:
+    elif row["version"] in _MIGRATIONS:
         for statement in _MIGRATIONS[row["version"]]:
             conn.execute(statement)
         conn.execute("UPDATE schema_version SET version = ?1 WHERE id = 1", (SCHEMA_VERSION,))
-    elif row["version"] != SCHEMA_VERSION:
+    check(conn)
+
+
+def check(conn: sqlite3.Connection) -> None:
+    """Refuse a file written by another schema version (or none: not a graphctx graph)."""
+    try:
+        row = conn.execute("SELECT version FROM schema_version WHERE id = 1").fetchone()
+    except sqlite3.OperationalError as exc:
+        raise BackendError(f"not a graphctx graph (no schema version): {exc}") from exc
+    if row is None:
+        raise BackendError("not a graphctx graph (no schema version)")
+    if row["version"] in _MIGRATIONS:
+        raise BackendError(
+            f"sqlite graph has schema version {row['version']}; a read-only open cannot migrate it to "
+            f"{SCHEMA_VERSION}: run any write command (or `graphctx serve`) once"
+        )
+    if row["version"] != SCHEMA_VERSION:
         raise BackendError(
             f"sqlite graph has schema version {row['version']}; this graphctx expects {SCHEMA_VERSION}"
         )

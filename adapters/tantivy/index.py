@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tempfile
 import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -35,7 +36,7 @@ from graphctx.adapters.tantivy.schema import (
     to_document,
 )
 from graphctx.bounds import clamp
-from graphctx.errors import BackendError, BackendUnavailable, InputError
+from graphctx.errors import BackendError, BackendUnavailable, InputError, ReadOnly
 from graphctx.kernel.ports import Capabilities, LexicalDoc, LexicalHit
 from graphctx.scope import Scope
 
@@ -51,16 +52,23 @@ class TantivyLexicalIndex:
 
     name = "tantivy"
 
-    def __init__(self, path: Path | None, weights: Weights = WEIGHTS) -> None:
+    def __init__(self, path: Path | None, weights: Weights = WEIGHTS, *, read_only: bool = False) -> None:
+        """`read_only` takes no writer (and so no writer lock): another process may write the same
+        directory, and every read first reloads to the last commit it made."""
         self._path = path
         self._schema = build_schema()
         self._english = english_analyser()
         self._lock = threading.Lock()
         self.weights = weights
         self._rebuild: list[Scope] = []
+        self.read_only = read_only
+        self._open = True
+        self._copy: Path | None = None
         try:
             if path is None:
                 self._index = Index(self._schema)
+            elif read_only:
+                self._index = self._open_read_only(path)
             else:
                 path.mkdir(parents=True, exist_ok=True)
                 self._rebuild = _upgrade(path)
@@ -68,7 +76,9 @@ class TantivyLexicalIndex:
                 _write_json(path / LAYOUT_FILE, {"layout": LAYOUT})
             # custom analysers are not persisted: register before any writer or query needs one
             self._index.register_tokenizer(EN_ANALYSER, self._english)
-            self._writer: IndexWriter | None = self._index.writer(heap_size=_WRITER_HEAP, num_threads=1)
+            self._writer: IndexWriter | None = (
+                None if read_only else self._index.writer(heap_size=_WRITER_HEAP, num_threads=1)
+            )
         except ValueError as exc:
             where = str(path) if path else "RAM"
             if "LockBusy" in str(exc):
@@ -78,6 +88,25 @@ class TantivyLexicalIndex:
                 ) from exc
             raise BackendError(f"cannot open tantivy index at {where}: {exc}") from exc
         self._index.reload()
+
+    def _open_read_only(self, path: Path) -> Index:
+        """Readers take tantivy's meta lock, a file in the index directory; where that directory
+        cannot be written (a read-only volume, nobody can be writing) the index is read from a
+        private copy, removed at close. An index of another layout (or one whose rebuild has not
+        finished) cannot be read: a writer rebuilds it first."""
+        if _layout(path) not in (None, LAYOUT) or (path / REBUILD_FILE).exists():
+            raise BackendUnavailable(
+                f"tantivy index at {path} has an older layout; the next write command (or `graphctx "
+                "serve`) rebuilds it from the graph"
+            )
+        try:
+            return Index.open(str(path))
+        except ValueError as exc:
+            if "Lockfile" not in str(exc):
+                raise
+        self._copy = Path(tempfile.mkdtemp(prefix="graphctx-lexical-"))
+        shutil.copytree(path, self._copy, dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.lock"))
+        return Index.open(str(self._copy))
 
     @property
     def capabilities(self) -> Capabilities:
@@ -104,14 +133,18 @@ class TantivyLexicalIndex:
 
     def flush(self) -> None:
         with self._lock:
-            self._live_writer()
+            self._check_open()
             self._index.reload()
 
     def close(self) -> None:
         with self._lock:
+            self._open = False
             writer, self._writer = self._writer, None
             if writer is not None:
                 writer.wait_merging_threads()  # consumes the writer and releases the directory lock
+            if self._copy is not None:
+                shutil.rmtree(self._copy, ignore_errors=True)
+                self._copy = None
 
     def __enter__(self) -> TantivyLexicalIndex:
         return self
@@ -130,7 +163,7 @@ class TantivyLexicalIndex:
         if isinstance(k, bool) or not isinstance(k, int):
             raise InputError(f"k must be an integer, got {type(k).__name__}", field="k")
         k = clamp(k, 1, MAX_K)
-        self._live_writer()
+        self._before_read()
         query = search_query(self._schema, scope, text, self._english, self.weights)
         if query is None:
             return []
@@ -149,7 +182,7 @@ class TantivyLexicalIndex:
 
     def hashes(self, scope: Scope) -> dict[str, str]:
         """{entity_id: content_hash} for every document of the scope, read from one snapshot."""
-        self._live_writer()
+        self._before_read()
         searcher = self._index.searcher()
         query = scope_filter(self._schema, scope)
         total: int = searcher.search(query, 1, count=True).count or 0  # type: ignore[attr-defined]
@@ -188,9 +221,19 @@ class TantivyLexicalIndex:
             content_hash=_text(stored, CONTENT_HASH),
         )
 
-    def _live_writer(self) -> IndexWriter:
-        if self._writer is None:
+    def _check_open(self) -> None:
+        if not self._open:
             raise BackendUnavailable("tantivy lexical index is closed")
+
+    def _before_read(self) -> None:
+        self._check_open()
+        if self.read_only and self._path is not None and self._copy is None:
+            self._index.reload()  # another process's commits
+
+    def _live_writer(self) -> IndexWriter:
+        self._check_open()
+        if self._writer is None:
+            raise ReadOnly("the tantivy lexical index is open read-only")
         return self._writer
 
     def _write(self, op: str, entries: Iterable[tuple[str, Document | None]]) -> None:

@@ -9,6 +9,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -18,14 +19,18 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from graphctx import registry
+from graphctx.api import OPERATIONS, parse_request
 from graphctx.auth import Principal
 from graphctx.cli import render
+from graphctx.datadir import Mode
 from graphctx.envelope import dumps
 from graphctx.errors import AmbiguousName, GraphctxError, InputError, NotFound
 from graphctx.kernel.ports import KeyStore
-from graphctx.scope import Scope
+from graphctx.scope import Scope, shared_scope
 from graphctx.service import ContextService
 from graphctx.settings import Settings
+
+_TIME_FORMATS = ["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M:%S%z", "%Y-%m-%dT%H:%M:%S.%f%z"]
 
 app = typer.Typer(
     name="graphctx",
@@ -40,6 +45,10 @@ err = Console(stderr=True, soft_wrap=True)  # error lines stay whole for grep an
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print the canonical JSON answer.")]
 Tokens = Annotated[int | None, typer.Option("--max-tokens", help="Token budget (normalised to 256-20000).")]
 Ids = Annotated[bool, typer.Option("--ids", help="Include opaque full ids.")]
+AsOf = Annotated[
+    datetime | None,
+    typer.Option("--as-of", help="The instant to answer for (ISO-8601; default now).", formats=_TIME_FORMATS),
+]
 
 
 class Context:
@@ -68,12 +77,17 @@ def _root(
 
 
 @contextmanager
-def _service(ctx: typer.Context, as_json: bool, **extra: Any) -> Iterator[tuple[ContextService, Scope]]:
-    """Open the service, map typed errors to clear messages and exit codes."""
+def _service(
+    ctx: typer.Context, as_json: bool, *, mode: Mode, **extra: Any
+) -> Iterator[tuple[ContextService, Scope]]:
+    """Open the service to read or to write, map typed errors to clear messages and exit codes.
+
+    Read commands open every store read-only: they never create the data directory and work while
+    `graphctx serve` (or another writer) holds it."""
     try:
         settings = ctx.obj.settings(**extra)
         scope = Scope(settings.tenant_id, settings.namespace)
-        with ContextService.open(settings) as service:
+        with ContextService.open(settings, mode=mode) as service:
             yield service, scope
     except GraphctxError as exc:
         _fail(exc, as_json)
@@ -104,13 +118,13 @@ def recall(
     query: Annotated[str, typer.Argument(help="What to recall, in words or identifiers.")],
     max_tokens: Tokens = None,
     depth: Annotated[int, typer.Option(help="Expansion hops (1-2).")] = 1,
+    as_of: AsOf = None,
     ids: Ids = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Ranked memory and code context for a query, as an evidence envelope."""
-    with _service(ctx, as_json) as (service, scope):
-        env = service.recall(scope, query, max_tokens=max_tokens, depth=depth, include_ids=ids)
-    _emit(as_json, env, lambda: render.envelope(out, env))
+    payload = {"query": query, "max_tokens": max_tokens, "depth": depth, "include_ids": ids, "as_of": as_of}
+    answer(ctx, as_json, "recall", payload, render.envelope)
 
 
 @app.command()
@@ -119,13 +133,15 @@ def explain(
     name: Annotated[str, typer.Argument(help="Id, qualified name, path::name, or an unambiguous name.")],
     max_tokens: Tokens = None,
     history: Annotated[bool, typer.Option(help="Include facts that are no longer valid.")] = True,
+    as_of: AsOf = None,
     ids: Ids = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """Everything remembered about one entity, current facts first."""
-    with _service(ctx, as_json) as (service, scope):
-        env = service.explain(scope, name, max_tokens=max_tokens, include_history=history, include_ids=ids)
-    _emit(as_json, env, lambda: render.envelope(out, env))
+    """Everything remembered about one entity: what is valid at --as-of (default now), then its
+    timeline (ended facts with what superseded them, future facts)."""
+    payload = {"name": name, "max_tokens": max_tokens, "include_history": history, "include_ids": ids,
+               "as_of": as_of}  # fmt: skip
+    answer(ctx, as_json, "explain", payload, render.envelope)
 
 
 @app.command()
@@ -141,18 +157,9 @@ def neighbourhood(
     as_json: JsonFlag = False,
 ) -> None:
     """The entities around one entity, bounded."""
-    with _service(ctx, as_json) as (service, scope):
-        env = service.neighbourhood(
-            scope,
-            name,
-            depth=depth,
-            edge_types=edge or (),
-            direction=direction,
-            limit=limit,
-            max_tokens=max_tokens,
-            include_ids=ids,
-        )
-    _emit(as_json, env, lambda: render.envelope(out, env))
+    payload = {"name": name, "depth": depth, "edge_types": edge or [], "direction": direction, "limit": limit,
+               "max_tokens": max_tokens, "include_ids": ids}  # fmt: skip
+    answer(ctx, as_json, "neighbourhood", payload, render.envelope)
 
 
 @app.command()
@@ -167,17 +174,26 @@ def path(
     as_json: JsonFlag = False,
 ) -> None:
     """The shortest path between two entities."""
-    with _service(ctx, as_json) as (service, scope):
-        env = service.path(
-            scope,
-            source,
-            target,
-            max_depth=max_depth,
-            edge_types=edge or (),
-            max_tokens=max_tokens,
-            include_ids=ids,
-        )
-    _emit(as_json, env, lambda: render.envelope(out, env))
+    payload = {"source": source, "target": target, "max_depth": max_depth, "edge_types": edge or [],
+               "max_tokens": max_tokens, "include_ids": ids}  # fmt: skip
+    answer(ctx, as_json, "path", payload, render.envelope)
+
+
+def answer(
+    ctx: typer.Context,
+    as_json: bool,
+    op: str,
+    payload: dict[str, Any],
+    human: Callable[[Console, dict[str, Any]], None],
+    graph: str | None = None,
+) -> None:
+    """A read operation exactly as HTTP and MCP run it: the same request model (so an out-of-range
+    depth or limit is the same `invalid_input`, never clamped), then the same handler."""
+    with _service(ctx, as_json, mode="read") as (service, scope):
+        operation = OPERATIONS[op]
+        request = parse_request(operation.request, {k: v for k, v in payload.items() if v is not None})
+        env = operation.handler(service, shared_scope(graph) if graph else scope, request)
+    _emit(as_json, env, lambda: human(out, env))
 
 
 def _count_lines(path: Path) -> int:
@@ -197,8 +213,8 @@ def remember(
     fact: Annotated[list[str] | None, typer.Option(help="One fact as a JSON object (repeatable).")] = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Store entities and facts: the graph first, then the indexes."""
-    with _service(ctx, as_json) as (service, scope):
+    """Store entities and facts (all or nothing; a --file is checked whole, then written in batches)."""
+    with _service(ctx, as_json, mode="write") as (service, scope):
         if file is not None:
             report = _load(service, scope, file, as_json)
         else:
@@ -210,16 +226,51 @@ def remember(
             if not ents and not facts:
                 raise InputError("nothing to remember: give --file, --entity or --fact")
             report = service.remember(scope, ents, facts)
-    _emit(as_json, report, lambda: render.report(out, "remembered", report))
+    _emit(as_json, report, lambda: render.report(out, "remembered", _flat(report)))
+    if report.get("interrupted"):
+        err.print(
+            f"interrupted: {report['written']} of {report['records']} records written, in whole batches; the "
+            "graph and the indexes agree. Run the same command again to finish: records already written "
+            "are left unchanged.",
+            style="yellow",
+            markup=False,
+            highlight=False,
+        )
+        raise typer.Exit(130)
 
 
 def _load(service: ContextService, scope: Scope, file: Path, as_json: bool) -> dict[str, Any]:
-    if str(file) == "-":
-        return service.remember_jsonl(scope, sys.stdin)
-    total = _count_lines(file)
-    with file.open(encoding="utf-8") as fh, _progress(as_json) as bar:
-        task = bar.add_task(f"loading {file.name}", total=total)
-        return service.remember_jsonl(scope, fh, progress=lambda n: bar.advance(task, n))
+    with _stop_on_interrupt() as stop:
+        if str(file) == "-":
+            return service.remember_jsonl(scope, sys.stdin.buffer, stop=stop)
+        total = _count_lines(file)
+        with file.open("rb") as fh, _progress(as_json) as bar:
+            task = bar.add_task(f"loading {file.name}", total=total)
+            return service.remember_jsonl(scope, fh, progress=lambda n: bar.advance(task, n), stop=stop)
+
+
+@contextmanager
+def _stop_on_interrupt() -> Iterator[Callable[[], bool]]:
+    """The first Ctrl-C (or SIGTERM) asks the load to stop at the next batch boundary; a second one
+    interrupts at once (the journal completes the batch in flight at the next write or start)."""
+    asked: list[int] = []
+
+    def handler(signum: int, frame: object) -> None:
+        if asked:
+            raise KeyboardInterrupt
+        asked.append(signum)
+        err.print("stopping after the current batch (Ctrl-C again to stop now)", style="yellow", markup=False)
+
+    try:
+        previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    except ValueError:  # not the main thread (embedded use): no handler, never asked to stop
+        yield lambda: False
+        return
+    try:
+        yield lambda: bool(asked)
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 @contextmanager
@@ -247,8 +298,8 @@ def forget(
     ] = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Delete entities or invalidate facts."""
-    with _service(ctx, as_json) as (service, scope):
+    """Delete entities or invalidate facts (all or nothing)."""
+    with _service(ctx, as_json, mode="write") as (service, scope):
         if not entity and not fact:
             raise InputError("nothing to forget: give --entity or --fact")
         report = service.forget(scope, entity or [], fact or [])
@@ -258,7 +309,7 @@ def forget(
 @app.command()
 def reconcile(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     """Repair the indexes from the graph: replay pending work, then compare by id and content hash."""
-    with _service(ctx, as_json) as (service, scope), _progress(as_json) as bar:
+    with _service(ctx, as_json, mode="write") as (service, scope), _progress(as_json) as bar:
         task = bar.add_task("comparing", total=None)
         report = service.reconcile(scope, progress=lambda n: bar.advance(task, n))
     _emit(as_json, report, lambda: render.report(out, "reconciled", report))
@@ -266,8 +317,8 @@ def reconcile(ctx: typer.Context, as_json: JsonFlag = False) -> None:
 
 @app.command()
 def status(ctx: typer.Context, as_json: JsonFlag = False) -> None:
-    """What the scope holds and how the stores are doing."""
-    with _service(ctx, as_json) as (service, scope):
+    """What the scope holds and how the stores are doing (pending work, who writes the directory)."""
+    with _service(ctx, as_json, mode="read") as (service, scope):
         report = service.status(scope)
     _emit(as_json, report, lambda: render.report(out, "status", _flat(report)))
 
@@ -300,7 +351,10 @@ def demo(
     if target.exists() and any(target.iterdir()):
         _fail(InputError(f"{target} is not empty; the demo needs a fresh data directory"), as_json)
     answers = []
-    with _service(ctx, as_json, data_dir=target, tenant_id="demo", namespace="default") as (service, scope):
+    with _service(ctx, as_json, mode="write", data_dir=target, tenant_id="demo", namespace="default") as (
+        service,
+        scope,
+    ):
         with sample_path().open(encoding="utf-8") as fh, _progress(as_json) as bar:
             task = bar.add_task("loading sample memory", total=_count_lines(sample_path()))
             loaded = service.remember_jsonl(scope, fh, progress=lambda n: bar.advance(task, n))
@@ -343,6 +397,7 @@ def serve(
     with ExitStack() as stack:
         try:
             settings = ctx.obj.settings(**overrides)
+            # a writer: takes the data directory's lock and completes what a crash left first
             service = stack.enter_context(ContextService.open(settings))
             keys: KeyStore = registry.factory("keys", settings.key_store_backend)(settings)
             stack.callback(keys.close)
@@ -490,7 +545,10 @@ def main() -> None:
     try:
         app()
     except KeyboardInterrupt:
-        err.print("interrupted")
+        err.print(
+            "interrupted; a write in flight is journaled and completed at the next write or start",
+            markup=False,
+        )
         raise SystemExit(130) from None
     except Exception as exc:  # a crash is a bug; say so plainly, keep the traceback for debugging
         if os.environ.get("GRAPHCTX_DEBUG"):

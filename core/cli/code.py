@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -17,10 +15,8 @@ from rich.console import Console
 from rich.text import Text
 
 from graphctx import bounds
-from graphctx.cli import Ids, JsonFlag, Tokens, _emit, _service, app, out, render
-from graphctx.errors import BoundExceeded, InputError
-from graphctx.scope import Scope, shared_scope
-from graphctx.service import ContextService
+from graphctx.cli import Ids, JsonFlag, Tokens, _fail, answer, app, render
+from graphctx.errors import BoundExceeded, GraphctxError, InputError
 
 Graph = Annotated[
     str | None, typer.Option("--graph", help="Read the shared code graph with this id instead of the tenant.")
@@ -30,19 +26,9 @@ Depth = Annotated[int, typer.Option(help="Hops (1-2).")]
 Name = Annotated[str, typer.Argument(help="Qualified name, path::name, id, or an unambiguous name.")]
 
 
-@contextmanager
-def _opened(ctx: typer.Context, as_json: bool, graph: str | None) -> Iterator[tuple[ContextService, Scope]]:
-    with _service(ctx, as_json) as (service, scope):
-        yield service, (shared_scope(graph) if graph else scope)
-
-
-def _answer(
-    ctx: typer.Context, as_json: bool, graph: str | None, op: str, *args: Any, **options: Any
-) -> None:
-    """Run ContextService.<op>(scope, *args, **options) and print its envelope."""
-    with _opened(ctx, as_json, graph) as (service, scope):
-        env: dict[str, Any] = getattr(service, op)(scope, *args, **options)
-    _emit(as_json, env, lambda: code_envelope(out, env))
+def _answer(ctx: typer.Context, as_json: bool, graph: str | None, op: str, **payload: Any) -> None:
+    """Run the operation as HTTP and MCP do (same request model, same handler); print its envelope."""
+    answer(ctx, as_json, op, payload, code_envelope, graph=graph)
 
 
 @app.command()
@@ -55,7 +41,7 @@ def search(
     as_json: JsonFlag = False,
 ) -> None:
     """Code and docs for a query: exact identifiers first, then BM25 + dense."""
-    _answer(ctx, as_json, graph, "search", query, max_tokens=max_tokens, include_ids=ids)
+    _answer(ctx, as_json, graph, "search", query=query, max_tokens=max_tokens, include_ids=ids)
 
 
 @app.command()
@@ -69,7 +55,7 @@ def symbol(
     as_json: JsonFlag = False,
 ) -> None:
     """The definition card: signature, file:line, summary, callers, callees and tests."""
-    _answer(ctx, as_json, graph, "symbol", name, limit=limit, max_tokens=max_tokens, include_ids=ids)
+    _answer(ctx, as_json, graph, "symbol", name=name, limit=limit, max_tokens=max_tokens, include_ids=ids)
 
 
 @app.command()
@@ -85,7 +71,15 @@ def callers(
 ) -> None:
     """Who calls a symbol, with the file:line of every call site."""
     _answer(
-        ctx, as_json, graph, "callers", name, depth=depth, limit=limit, max_tokens=max_tokens, include_ids=ids
+        ctx,
+        as_json,
+        graph,
+        "callers",
+        name=name,
+        depth=depth,
+        limit=limit,
+        max_tokens=max_tokens,
+        include_ids=ids,
     )
 
 
@@ -102,7 +96,15 @@ def callees(
 ) -> None:
     """What a symbol calls, with where each callee is defined."""
     _answer(
-        ctx, as_json, graph, "callees", name, depth=depth, limit=limit, max_tokens=max_tokens, include_ids=ids
+        ctx,
+        as_json,
+        graph,
+        "callees",
+        name=name,
+        depth=depth,
+        limit=limit,
+        max_tokens=max_tokens,
+        include_ids=ids,
     )
 
 
@@ -121,12 +123,16 @@ def impact(
     as_json: JsonFlag = False,
 ) -> None:
     """What a change touches: affected symbols, their callers and their tests."""
-    with _opened(ctx, as_json, graph) as (service, scope):
+    try:
         text = _read_diff(diff) if diff is not None else None
-        env = service.impact(
-            scope, files or [], text, depth=depth, limit=limit, max_tokens=max_tokens, include_ids=ids
-        )
-    _emit(as_json, env, lambda: code_envelope(out, env))
+    except GraphctxError as exc:
+        _fail(exc, as_json)
+    except OSError as exc:
+        _fail(GraphctxError(f"{exc.strerror or exc}: {exc.filename or ''}".strip()), as_json)
+    _answer(
+        ctx, as_json, graph, "impact", files=files or [], diff=text, depth=depth, limit=limit,
+        max_tokens=max_tokens, include_ids=ids,
+    )  # fmt: skip
 
 
 def _read_diff(source: Path) -> str:
@@ -166,6 +172,8 @@ def _entry(console: Console, card: dict[str, Any], indent: str = "  ") -> None:
         line.append(f"  {_where(card)}")
     if "depth" in card:
         line.append(f"  depth {card['depth']}", style="dim")
+    if "id" in card:
+        line.append(f"  id={card['id']}", style="dim")
     console.print(line)
     if "signature" in card:
         console.print(f"{indent}    {card['signature']}", markup=False, highlight=False)

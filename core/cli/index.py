@@ -52,7 +52,7 @@ def index(
     as_json: JsonFlag = False,
 ) -> None:
     """Index the Python and Markdown files of a repository; a re-run only redoes what changed."""
-    with _service(ctx, as_json) as (service, scope), _progress(as_json) as bar:
+    with _service(ctx, as_json, mode="write") as (service, scope), _progress(as_json) as bar:
         target = shared_scope(graph) if graph else scope
         tasks: dict[str, Any] = {}
 

@@ -20,10 +20,15 @@ def _fact_text(line: dict[str, Any]) -> str:
         text += f"  [{since} … {until}]"
     elif since or until:
         text += f"  [since {since}]" if since else f"  [until {until}]"
-    if line.get("current") is False:
-        text += "  (no longer valid)"
+    status = line.get("status", "current" if line.get("current", True) else "ended")
+    if status == "future":
+        text += "  (future)"
+    elif status == "ended":
+        text += f"  (superseded by {line['superseded_by']})" if "superseded_by" in line else "  (ended)"
     if "source" in line:
         text += f"  ({line['source']})"
+    if "id" in line:
+        text += f"  id={line['id']}"
     return text
 
 
@@ -33,6 +38,8 @@ def _card(console: Console, card: dict[str, Any], title: str) -> None:
     head.append(f"  ({card['type']})", style="dim")
     if "qualified_name" in card:
         head.append(f"  {card['qualified_name']}", style="dim")
+    if "id" in card:
+        head.append(f"  id={card['id']}", style="dim")
     console.print(head)
     if "aliases" in card:
         console.print(f"    aka: {', '.join(card['aliases'])}", style="dim", markup=False)

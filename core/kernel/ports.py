@@ -189,9 +189,28 @@ class JournalEntry(BaseModel):
         return Scope(self.tenant_id, self.namespace, self.graph_id)
 
 
+class PendingWrite(BaseModel):
+    """A write batch recorded before it touched the graph and not yet completed: its plan is
+    re-applied (every piece is idempotent) and its entities re-indexed at the next open for writing."""
+
+    model_config = ConfigDict(frozen=True)
+
+    seq: int
+    tenant_id: str
+    namespace: str
+    graph_id: str
+    plan: str
+    """The batch's plan as JSON (graphctx.writes.WritePlan)."""
+
+    @property
+    def scope(self) -> Scope:
+        return Scope(self.tenant_id, self.namespace, self.graph_id)
+
+
 @runtime_checkable
 class IndexJournal(Protocol):
-    """Durable record of index work that the graph has committed and the indexes may not have."""
+    """Durable record of writes in flight: write plans recorded before the graph sees them, and
+    index work that the graph has committed and the indexes may not have."""
 
     def record(self, scope: Scope, entity_ids: Sequence[str], op: JournalOp) -> list[int]: ...
 
@@ -200,6 +219,15 @@ class IndexJournal(Protocol):
     def pending(self, limit: int) -> list[JournalEntry]: ...
 
     def count_pending(self) -> int: ...
+
+    def record_write(self, scope: Scope, plan: str) -> int:
+        """Durably record a write plan; returning means it survives a crash."""
+
+    def complete_write(self, seq: int) -> None:
+        """Idempotent."""
+
+    def pending_writes(self, limit: int) -> list[PendingWrite]:
+        """Oldest first."""
 
     def close(self) -> None: ...
 

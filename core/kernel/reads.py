@@ -7,8 +7,14 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
 from graphctx.kernel.ports import GraphStore
-from graphctx.kernel.templates import ENTITY_HASHES, EntityHashesParams
-from graphctx.model import IndexedHash
+from graphctx.kernel.templates import (
+    ENTITY_HASHES,
+    FACTS_FROM_ROOTS,
+    Direction,
+    EntityHashesParams,
+    FactsFromRootsParams,
+)
+from graphctx.model import Fact, IndexedHash
 from graphctx.scope import Scope
 
 T = TypeVar("T")
@@ -42,3 +48,34 @@ def stored_hashes(
         if len(inside) < len(items) or len(items) < page:
             return
         after = items[-1].id
+
+
+ROOTS_PER_CALL = 64
+"""fact.from_roots' own bound on roots."""
+
+
+def facts_of(
+    graph: GraphStore,
+    scope: Scope,
+    roots: Sequence[str],
+    predicates: Sequence[str],
+    direction: Direction,
+) -> list[Fact]:
+    """Every fact (history included) of these predicates leaving (`out`) or entering (`in`) the
+    roots. A call cut at the template's fact limit is split until each root is read on its own; a
+    single root with more facts than the limit yields the limit's worth (the caller says which)."""
+    out: dict[str, Fact] = {}
+    todo = [list(chunk) for chunk in batches(sorted(set(roots)), ROOTS_PER_CALL)]
+    preds = tuple(sorted(set(predicates)))
+    while todo:
+        chunk = todo.pop()
+        params = FactsFromRootsParams(
+            roots=tuple(chunk), predicates=preds, direction=direction, include_invalid=True
+        )
+        found = graph.run(FACTS_FROM_ROOTS, scope, params)
+        if found.truncated and len(chunk) > 1:
+            half = len(chunk) // 2
+            todo += [chunk[:half], chunk[half:]]
+            continue
+        out.update((f.id, f) for f in found.facts)
+    return list(out.values())

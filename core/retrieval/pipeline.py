@@ -147,13 +147,15 @@ class Retriever:
         max_tokens: int | None = None,
         depth: int = 1,
         include_ids: bool = False,
+        as_of: datetime | None = None,
     ) -> dict[str, Any]:
+        """`as_of` (default now) is the instant the facts are valid at."""
         query = bounds.check_query(query)
         tokens = bounds.normalise_tokens(max_tokens, bounds.DEFAULT_RECALL_TOKENS)
         depth = bounds.clamp(depth, 1, bounds.MAX_HOPS)
         deadline = Deadline(self.deadline_s)
         watch = Stopwatch()
-        as_of = self.clock()
+        as_of = as_of or self.clock()
         isolation = Isolation(scope)
 
         candidates, legs, coverage = self.find(scope, query, deadline, watch, isolation)

@@ -86,15 +86,17 @@ _WHAT = {
         "Searches this scope's memory and code graph for `query` (words, names or identifiers). Exact "
         "matches on ids, qualified names, names and aliases rank first, then BM25 and dense hits fused "
         "by reciprocal rank. Returns an evidence envelope: up to 8 `items` (rank, name, type, aliases, "
-        "summary, location, `match` with per-leg ranks and the fused score, and the facts valid now); "
+        "summary, location, `match` with per-leg ranks and the fused score, and the facts valid at "
+        "`as_of`, default now); "
         "with depth=2 also `related` neighbours; `legs` (which retrieval legs ran, and a dense fallback "
         "if any), `coverage`, `omissions`, `truncated`, and `follow_up` when evidence is thin. An empty "
         "`items` means nothing in this scope matched; it says nothing about other scopes."
     ),
     "explain": (
         "Everything remembered about one entity. Returns an evidence envelope with `subject` (the "
-        "resolved entity) and `facts` about it: current facts first (`current: true`), then history "
-        "(`current: false`, with `valid_to`) unless include_history=false."
+        "resolved entity) and `facts` about it, each with `status`: facts valid at `as_of` (default now) "
+        "first (`current`), then `future` ones, then history (`ended`, with `valid_to` and, when a newer "
+        "value replaced it, `superseded_by`) unless include_history=false."
     ),
     "neighbourhood": (
         "The entities around one entity, 1-2 hops, over facts valid now. Returns an evidence envelope "
@@ -141,14 +143,17 @@ _WHAT = {
         "exercise them or their direct callers, and `counts`."
     ),
     "remember": (
-        "Stores entities and facts in this scope: the graph first, then the search indexes. Every record "
-        "is validated before anything is written; one bad record writes nothing and the error names it. "
-        "Writes are upserts, so repeating a call is safe. "
+        "Stores entities and facts in this scope, all or nothing: every record is validated (fields, "
+        "bounds, endpoints in this call or already stored) before anything is written; one bad record "
+        "writes nothing and the error names it (`facts[2]`, the field, the bound). Writes are upserts, "
+        "so repeating a call is safe. "
         "An entity: `id` (your stable id), `name`, optional `type` (lower_snake, default thing), "
         "`aliases` (list), `summary` (<= 4 KiB; secrets are redacted before storage), `qualified_name`, "
         "`path`, `line_start`, `line_end`, `signature`, `source`. "
         "A fact: `subject_id`, `predicate`, `object_id` (an entity id) and/or `value` (text), optional "
-        "`source`, `confidence` (0-1), `valid_from` / `valid_to` (ISO 8601). "
+        "`source`, `confidence` (0-1), `valid_from` / `valid_to` (ISO 8601; two periods of one relation "
+        "are two facts). A new current value of owned_by, owns, on_call_for, leads, reports_to, "
+        "located_in or has_status ends the previous one (listed in `superseded`). "
         "Predicates allowed: {predicates}. "
         "Records must not name another tenant or namespace. Returns counts created / updated / unchanged "
         "per kind; `index_errors` with a `follow_up` means the graph has the data and `reconcile` will "

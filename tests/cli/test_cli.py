@@ -59,10 +59,10 @@ def test_remember_recall_and_explain_round_trip(env):
 def test_ambiguous_name_exits_2_with_candidates(env):
     runner.invoke(app, ["remember", "--file", str(_jsonl(env / "m.jsonl", RECORDS))])
     result = runner.invoke(app, ["explain", "api"])
-    assert result.exit_code == 2
+    assert result.exit_code == 4
     assert "a1" in result.output and "x/y.py::api" in result.output
     result = runner.invoke(app, ["explain", "api", "--json"])
-    assert result.exit_code == 2
+    assert result.exit_code == 4
     error = json.loads(result.stdout)["error"]
     assert error["code"] == "ambiguous_name"
     assert {c["identity"] for c in error["details"]["candidates"]} == {"a1", "x/y.py::api"}

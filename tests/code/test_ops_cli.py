@@ -68,13 +68,13 @@ def test_impact_reads_a_diff_from_stdin(env):
     assert [a["qualified_name"] for a in got["affected"]] == ["shop.cart.Cart.total"]
 
 
-def test_ambiguity_exits_2_with_file_identities(env):
+def test_ambiguity_exits_4_with_file_identities(env):
     for command in ("symbol", "callers", "callees"):
         result = runner.invoke(app, [command, "helper"])
-        assert result.exit_code == 2
+        assert result.exit_code == 4
         assert "shop.cart.helper" in result.output and "shop/tax.py" in result.output
         code, error = run_json(command, "helper")
-        assert code == 2
+        assert code == 4
         assert {c["identity"] for c in error["error"]["details"]["candidates"]} == {
             "shop.cart.helper",
             "shop.tax.helper",

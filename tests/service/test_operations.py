@@ -37,7 +37,7 @@ def test_ambiguous_name_lists_ranked_candidates(loaded):
         loaded.explain(TENANT_A, "checkout-api")
     identities = [c["identity"] for c in info.value.candidates]
     assert sorted(identities) == ["svc-checkout", "svc-checkout-2"]
-    assert info.value.exit_status == 2
+    assert info.value.exit_status == 4
 
 
 def test_unknown_name_is_not_found(loaded):
