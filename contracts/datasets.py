@@ -14,7 +14,7 @@ from numpy.typing import NDArray
 from graphctx.kernel.ports import LexicalDoc, VectorRecord
 from graphctx.model import Entity, Fact
 
-DATASET_VERSION = 1
+DATASET_VERSION = 2
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 T_CHANGE = datetime(2025, 6, 1, tzinfo=UTC)

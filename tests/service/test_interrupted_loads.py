@@ -121,6 +121,8 @@ def test_kill_9_mid_load_is_repaired_by_the_next_write(tmp_path: Path, bulk_file
     assert nxt.returncode == 0, nxt.stderr[-2000:]
     written = assert_consistent(data)  # no manual step: the write above completed the crashed one
     assert 1 <= written <= ENTITIES + 1
+    if at != KILL_POINTS[0]:
+        return  # re-running the load (below, once) costs a whole load
     # the same load run again completes it, nothing duplicated
     again = run_loader(data, bulk_file, "kill", 10**9)
     assert again.returncode == 0, again.stderr[-2000:]
