@@ -52,10 +52,6 @@ Progress = Callable[[int], None]
 log = logging.getLogger(__name__)
 
 
-def records_of(lines: Iterable[str | bytes]) -> Iterator[tuple[str, str, object]]:
-    return jsonl_records(lines)
-
-
 def _units(
     ents: list[Located[Entity]], fs: list[Located[Fact]], unit: int | None
 ) -> Iterator[tuple[Sequence[Located[Entity]], Sequence[Located[Fact]]]]:
@@ -351,7 +347,7 @@ class ContextService:
         `batch` records, entities first, each batch all or nothing. `stop()` is asked between
         batches: when it says so the load ends there, consistent, and the report says what was
         written (`interrupted`); running the same file again finishes it, nothing duplicated."""
-        return self._remember(scope, records_of(lines), progress, unit=batch, stop=stop)
+        return self._remember(scope, jsonl_records(lines), progress, unit=batch, stop=stop)
 
     def _remember(
         self,
