@@ -30,6 +30,16 @@ EXPECTED_HOST_PORTS = {
     "gremlin-server": {18183},
     "qdrant": {6333, 6334},
 }
+# the hugegraph-cluster profile: the native cluster launcher's ports (compose/native/hugegraph-cluster)
+CLUSTER_HOST_PORTS = {
+    "pd": {18601},
+    "store-0": {18630},
+    "store-1": {18631},
+    "store-2": {18632},
+    "server-1": {18641, 18651},
+    "server-2": {18642, 18652},
+}
+CLUSTER_PROFILE = "hugegraph-cluster"
 PINNED_TAG = re.compile(r"^[\w./-]+:v?\d+\.\d+\.\d+$")
 HEALTHY_TIMEOUT_S = 300.0
 
@@ -39,6 +49,15 @@ def compose() -> dict[str, Any]:
 
 
 def services() -> dict[str, dict[str, Any]]:
+    """The services `docker compose up` starts (no profile)."""
+    return {n: s for n, s in compose()["services"].items() if not s.get("profiles")}
+
+
+def cluster_services() -> dict[str, dict[str, Any]]:
+    return {n: s for n, s in compose()["services"].items() if CLUSTER_PROFILE in s.get("profiles", [])}
+
+
+def every_service() -> dict[str, dict[str, Any]]:
     return compose()["services"]
 
 
@@ -78,9 +97,21 @@ def test_compose_defines_the_three_backends() -> None:
     assert set(services()) == set(EXPECTED_HOST_PORTS)
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED_HOST_PORTS))
+def test_the_cluster_profile_is_the_native_cluster_topology() -> None:
+    """One PD, three stores, two graph servers, only under the profile (never started by default)."""
+    assert set(cluster_services()) == set(CLUSTER_HOST_PORTS)
+    assert set(every_service()) == set(EXPECTED_HOST_PORTS) | set(CLUSTER_HOST_PORTS)
+    for name, service in cluster_services().items():
+        assert {m.host_port for m in port_mappings(service)} == CLUSTER_HOST_PORTS[name]
+        assert {m.host_ip for m in port_mappings(service)} == {"127.0.0.1"}
+        assert service.get("healthcheck", {}).get("test"), f"{name} has no healthcheck"
+    ports = (NATIVE / "hugegraph-cluster" / "ports.sh").read_text(encoding="utf-8")
+    assert "GRAPHCTX_HUGEGRAPH_CLUSTER_PORT_BASE:-18600" in ports  # 18601 PD REST, 1864x/1865x servers
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_HOST_PORTS) + sorted(CLUSTER_HOST_PORTS))
 def test_every_image_is_pinned_to_a_version_tag(name: str) -> None:
-    image = services()[name]["image"]
+    image = every_service()[name]["image"]
     assert PINNED_TAG.match(image), f"{name}: image {image!r} is not pinned to a version tag"
     assert not image.endswith(":latest")
 
@@ -136,7 +167,7 @@ def test_images_run_the_versions_the_native_launchers_assemble() -> None:
 
 
 def test_bind_mounted_files_exist() -> None:
-    for name, service in services().items():
+    for name, service in every_service().items():
         for volume in service.get("volumes", []):
             source = str(volume).split(":")[0]
             if source.startswith("."):
