@@ -246,6 +246,8 @@ def ensure(rest: RestClient, *, task_timeout_s: float, sleep: Callable[[float], 
         task = int(answer.get("task_id") or 0) if isinstance(answer, dict) else 0
         if task:
             tasks.append((element.name, task))
+        if len(tasks) >= MAX_TASKS_IN_FLIGHT:
+            wait_for_task(rest, *tasks.pop(0), timeout_s=task_timeout_s, sleep=sleep)
     for name, task in tasks:
         wait_for_task(rest, name, task, timeout_s=task_timeout_s, sleep=sleep)
     return created
@@ -280,6 +282,12 @@ def _check_compatible(elements: Iterable[Element], have: dict[str, dict[str, dic
                     element=element.name,
                 )
 
+
+MAX_TASKS_IN_FLIGHT = 3
+"""Index builds waiting at once. HugeGraph's distributed task scheduler (the one a multi-server hstore
+cluster needs) starts a task at once only while one of its 4 schema workers is free; a task created
+when all are busy stays NEW (measured on 1.5.0: its periodic pick-up never ran), and so its index
+label stays CREATING for good."""
 
 _DONE = {"success"}
 _FAILED = {"failed", "cancelled", "cancelling"}

@@ -163,6 +163,34 @@ def test_schema_conflict_is_a_config_error_and_writes_nothing() -> None:
     assert [m for m, _, _ in rest.sent] == ["GET"]
 
 
+def test_schema_never_has_more_index_builds_waiting_than_the_server_starts_at_once() -> None:
+    """HugeGraph's distributed task scheduler (hstore clusters) leaves a task NEW for good when it is
+    created while its 4 schema workers are busy: the bootstrap waits before a 4th build is asked for."""
+    rest = _FakeRest()
+    in_flight: set[int] = set()
+    peak = 0
+    post, get = rest.post, rest.get
+
+    def tracked_post(path: str, body: dict[str, Any]) -> dict[str, Any]:
+        nonlocal peak
+        answer = post(path, body)
+        if path == "schema/indexlabels":
+            answer = {"task_id": 100 + len(rest.sent)}
+            in_flight.add(answer["task_id"])
+            peak = max(peak, len(in_flight))
+        return answer
+
+    def tracked_get(path: str) -> dict[str, Any] | None:
+        if path.startswith("tasks/"):
+            in_flight.discard(int(path.removeprefix("tasks/")))
+        return get(path)
+
+    rest.post, rest.get = tracked_post, tracked_get  # type: ignore[method-assign]
+    schema.ensure(rest, task_timeout_s=5, sleep=lambda s: None)
+    assert peak == schema.MAX_TASKS_IN_FLIGHT < 4
+    assert not in_flight
+
+
 @pytest.mark.parametrize(("status", "match"), [("failed", "ended failed"), ("running", "did not finish")])
 def test_schema_index_task_failure_or_timeout_is_a_backend_error(status: str, match: str) -> None:
     rest = _FakeRest(task_status=status)
