@@ -4,7 +4,8 @@ A contract run against a server is collected only when the server's URL is set i
 (`source compose/native/env.sh` sets them all); otherwise its file is left out and the reason is
 printed in the pytest header and the terminal summary. Contract fixtures never skip. With
 GRAPHCTX_REQUIRE_SERVERS=1 (CI), an unset URL or an unreachable server stops the run with an error
-instead of leaving tests out.
+instead of leaving tests out; the HugeGraph cluster, started only when needed, has its own switch
+(GRAPHCTX_REQUIRE_CLUSTER=1) and env file (compose/native/hugegraph-cluster/env.sh).
 
 Each server has its own block below; the blocks only append to `collect_ignore` and `_SERVER_NOTES`.
 """
@@ -19,7 +20,6 @@ import pytest
 
 collect_ignore: list[str] = []
 _SERVER_NOTES: list[str] = []
-_REQUIRED = os.environ.get("GRAPHCTX_REQUIRE_SERVERS", "") == "1"
 
 
 def _reachable(url: str, timeout_s: float = 3.0) -> str | None:
@@ -33,8 +33,8 @@ def _reachable(url: str, timeout_s: float = 3.0) -> str | None:
         return f"{type(exc).__name__}: {exc}"
 
 
-def _select(name: str, env: str, files: list[str]) -> None:
-    """Collect `files` only when `env` names a reachable server; fail instead when servers are required."""
+def _select(name: str, env: str, files: list[str], *, switch: str = "GRAPHCTX_REQUIRE_SERVERS") -> None:
+    """Collect `files` only when `env` names a reachable server; fail instead when `switch` is 1."""
     url = os.environ.get(env, "")
     if not url:
         problem = f"{env} is not set"
@@ -44,8 +44,8 @@ def _select(name: str, env: str, files: list[str]) -> None:
     if not problem:
         _SERVER_NOTES.append(f"{name}: contract run against {url}")
         return
-    if _REQUIRED:
-        raise pytest.UsageError(f"GRAPHCTX_REQUIRE_SERVERS=1 but {problem}; start it: compose/native/up")
+    if os.environ.get(switch, "") == "1":
+        raise pytest.UsageError(f"{switch}=1 but {problem}; start it: compose/native/up")
     collect_ignore.extend(files)
     _SERVER_NOTES.append(
         f"{name}: not collected ({', '.join(files)}): {problem} (source compose/native/env.sh)"
@@ -71,3 +71,18 @@ if os.environ.get("GRAPHCTX_TEST_HUGEGRAPH_URL"):
 _select("hugegraph", "GRAPHCTX_TEST_HUGEGRAPH_URL", ["test_graph_hugegraph.py"])
 if "test_graph_hugegraph.py" not in collect_ignore:
     _select("hugegraph gremlin", "GRAPHCTX_TEST_HUGEGRAPH_GREMLIN_URL", ["test_graph_hugegraph.py"])
+
+
+# ---- Apache HugeGraph in distributed mode (PD + 3 stores + 2 servers, hstore) -----------------
+# compose/native/up hugegraph-cluster; source compose/native/hugegraph-cluster/env.sh
+_CLUSTER_FILES = ["test_graph_hugegraph_cluster.py"]
+for _name, _env in (
+    ("hugegraph cluster server 1", "GRAPHCTX_TEST_HGCLUSTER_URL"),
+    ("hugegraph cluster server 1 gremlin", "GRAPHCTX_TEST_HGCLUSTER_GREMLIN_URL"),
+    ("hugegraph cluster server 2", "GRAPHCTX_TEST_HGCLUSTER_URL_2"),
+    ("hugegraph cluster server 2 gremlin", "GRAPHCTX_TEST_HGCLUSTER_GREMLIN_URL_2"),
+):
+    if _CLUSTER_FILES[0] in collect_ignore:
+        break
+    # the cluster is started only when needed: requiring the servers does not require it
+    _select(_name, _env, _CLUSTER_FILES, switch="GRAPHCTX_REQUIRE_CLUSTER")
