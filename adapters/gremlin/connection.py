@@ -129,7 +129,19 @@ class GremlinConnection:
             try:
                 return self._once(bytecode)
             except GremlinServerError as exc:
-                raise self._server_error(exc, what) from exc
+                typed = self._server_error(exc, what)
+                # the server is up but its storage is not (a store node down, a leader election):
+                # transient, so an idempotent request is tried again like a dropped connection
+                if isinstance(typed, BackendUnavailable) and attempt < attempts:
+                    time.sleep(delay)
+                    delay *= 2
+                    continue
+                if isinstance(typed, BackendUnavailable) and not idempotent:
+                    typed = BackendUnavailable(
+                        f"{typed}; the write was not retried and may or may not have been applied",
+                        url=self.config.url,
+                    )
+                raise typed from exc
             except GraphctxError:
                 raise
             except Exception as exc:

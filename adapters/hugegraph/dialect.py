@@ -22,7 +22,7 @@ from gremlin_python.process.traversal import T
 
 from graphctx.adapters.gremlin import Binder, GremlinDialect, keys
 from graphctx.adapters.gremlin.dialect import Start
-from graphctx.errors import BackendError, GraphctxError
+from graphctx.errors import BackendError, BackendUnavailable, GraphctxError
 from graphctx.scope import Scope
 
 from . import schema, serializer
@@ -30,6 +30,12 @@ from .rest import RestClient
 
 if TYPE_CHECKING:
     from graphctx.adapters.gremlin import GremlinGraphStore
+
+
+# What the hstore backend's gRPC client reports when a store node or a partition leader cannot be
+# reached (measured on a 1.5.0 cluster: "UNAVAILABLE: io exception" for ~12 s after a store's kill -9,
+# until its partitions have new leaders). The request did not complete; the server itself is fine.
+_STORAGE_UNAVAILABLE = ("UNAVAILABLE: ", "DEADLINE_EXCEEDED: ")  # gRPC status prefixes
 
 
 def _digest(*parts: str) -> str:
@@ -130,6 +136,11 @@ class HugeGraphDialect(GremlinDialect):
 
     def translate_error(self, exc: BaseException) -> GraphctxError | None:
         message = str(getattr(exc, "status_message", exc))
+        if any(sign in message for sign in _STORAGE_UNAVAILABLE):
+            return BackendUnavailable(
+                "HugeGraph's storage cannot serve the request (on a cluster: a store node is down or a "
+                f"partition is electing its leader): {message[:300]}"
+            )
         if "NoIndexException" in message or "not indexed" in message:
             return BackendError(
                 "HugeGraph refused a query on properties without an index label; the graph's schema is "

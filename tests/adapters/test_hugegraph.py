@@ -16,8 +16,18 @@ from typing import Any
 
 import pytest
 import requests
+from gremlin_python.driver.protocol import GremlinServerError
+from gremlin_python.process.traversal import Bytecode
 
-from graphctx.adapters.hugegraph import HugeGraphSettings, HugeGraphStore, RestClient, schema
+from graphctx.adapters.gremlin.connection import GremlinConnection
+from graphctx.adapters.gremlin.dialect import ConnectionConfig
+from graphctx.adapters.hugegraph import (
+    HugeGraphDialect,
+    HugeGraphSettings,
+    HugeGraphStore,
+    RestClient,
+    schema,
+)
 from graphctx.errors import BackendError, BackendUnavailable, ConfigError
 from graphctx.kernel import templates as t
 from graphctx.model import PREDICATES, Entity
@@ -371,3 +381,55 @@ def test_alias_vertices_go_with_their_entity_on_delete_and_clear(live: HugeGraph
         assert _alias_vertices(store, scope, ["x", "y", "z"]) == 0
     finally:
         store.close()
+
+
+# ---- a cluster's storage failing under a live server (no server needed) ----------------------
+
+
+class _FlakyStorage(GremlinConnection):
+    """A connection whose server answers `failures` storage errors, then a result."""
+
+    def __init__(self, failures: int, message: str = "UNAVAILABLE: io exception") -> None:
+        super().__init__(
+            ConnectionConfig(url="ws://127.0.0.1:9/gremlin", retries=2, backoff_s=0.0),
+            HugeGraphDialect(RestClient(HugeGraphSettings(url="http://127.0.0.1:9"))),
+        )
+        self.failures = failures
+        self.message = message
+        self.attempts = 0
+
+    def _once(self, bytecode: Any) -> list[Any]:
+        self.attempts += 1
+        if self.attempts <= self.failures:
+            raise GremlinServerError({"code": 500, "message": self.message, "attributes": {}})
+        return [1]
+
+
+def test_storage_unavailable_is_retried_for_idempotent_requests() -> None:
+    """A store node down (hstore's gRPC client says UNAVAILABLE) is transient: reads and idempotent
+    writes are tried again, and succeed once the partitions have leaders."""
+    conn = _FlakyStorage(failures=2)
+    assert conn.submit(Bytecode(), idempotent=True, what="entity.get_by_ids") == [1]
+    assert conn.attempts == 3
+
+
+def test_storage_unavailable_after_every_retry_is_backend_unavailable() -> None:
+    conn = _FlakyStorage(failures=10)
+    with pytest.raises(BackendUnavailable, match="store node is down"):
+        conn.submit(Bytecode(), idempotent=True, what="entity.get_by_ids")
+    assert conn.attempts == 3
+
+
+def test_storage_unavailable_on_a_write_that_is_not_idempotent_is_never_retried() -> None:
+    conn = _FlakyStorage(failures=1, message="DEADLINE_EXCEEDED: deadline exceeded after 9.9s")
+    with pytest.raises(BackendUnavailable, match="may or may not have been applied"):
+        conn.submit(Bytecode(), idempotent=False, what="entity.delete")
+    assert conn.attempts == 1
+
+
+def test_other_server_errors_are_not_retried() -> None:
+    conn = _FlakyStorage(failures=1, message="Invalid data type of query value")
+    with pytest.raises(BackendError) as raised:
+        conn.submit(Bytecode(), idempotent=True, what="entity.get_by_ids")
+    assert not isinstance(raised.value, BackendUnavailable)
+    assert conn.attempts == 1
