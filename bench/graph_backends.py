@@ -1,10 +1,12 @@
-"""The same recall workload on every graph backend in one run: embedded SQLite, Apache HugeGraph and a
-TinkerPop Gremlin Server (lexical and vector legs embedded in each case). p50/p95 per stage, and the
-graph requests one recall costs: templates run, and round trips on the wire for the server backends.
-Writes its section of docs/results.md.
+"""The same recall workload on every graph backend in one run: embedded SQLite, Apache HugeGraph
+standalone, HugeGraph distributed (PD + 3 stores, hstore) and a TinkerPop Gremlin Server (lexical and
+vector legs embedded in each case). p50/p95 per stage, the graph requests one recall costs (templates
+run, and round trips on the wire for the server backends), and bulk-load throughput; with several
+--sizes, how both grow with the entities per scope. Writes its section of docs/results.md.
 
-    source compose/native/env.sh   # GRAPHCTX_TEST_HUGEGRAPH_URL, ..._GREMLIN_URL, GRAPHCTX_TEST_GREMLIN_URL
-    python bench/graph_backends.py --size 2000 --queries 100
+    source compose/native/env.sh                     # the standalone servers
+    source compose/native/hugegraph-cluster/env.sh   # the cluster (compose/native/up hugegraph-cluster)
+    python bench/graph_backends.py --sizes 2000 10000 --queries 100
 
 A server backend whose URL is not set or not reachable is left out, and the section says so.
 """
@@ -41,8 +43,17 @@ SERVERS: dict[str, dict[str, tuple[str, str]]] = {
             "ws://127.0.0.1:18182/gremlin",
         ),
     },
+    "hugegraph-cluster": {
+        "GRAPHCTX_HUGEGRAPH_URL": ("GRAPHCTX_TEST_HGCLUSTER_URL", "http://127.0.0.1:18641"),
+        "GRAPHCTX_HUGEGRAPH_GREMLIN_URL": (
+            "GRAPHCTX_TEST_HGCLUSTER_GREMLIN_URL",
+            "ws://127.0.0.1:18651/gremlin",
+        ),
+    },
     "gremlin": {"GRAPHCTX_GREMLIN_URL": ("GRAPHCTX_TEST_GREMLIN_URL", "ws://127.0.0.1:18183/gremlin")},
 }
+# the graph store entry point each benchmarked backend opens
+ADAPTER = {name: name for name in SERVERS} | {"hugegraph-cluster": "hugegraph"}
 
 
 def reachable(url: str) -> bool:
@@ -55,9 +66,10 @@ def reachable(url: str) -> bool:
 
 
 def configure(backend: str) -> str | None:
-    """Point the adapter's variables at the server; None when ready, else why it is left out."""
+    """Point the adapter's variables at the server; None when ready, else why it is left out. The
+    test variables come first: the standalone server and the cluster share the adapter's variables."""
     for var, (test_var, default) in SERVERS[backend].items():
-        url = os.environ.get(var) or os.environ.get(test_var) or default
+        url = os.environ.get(test_var) or default
         if not reachable(url):
             return f"{url} is not reachable"
         os.environ[var] = url
@@ -88,7 +100,7 @@ def run(backend: str, size: int, n_queries: int, work: Path, embedder: str) -> d
     vocab = vocabulary(rng)
     data_dir = work / f"graph-{backend}"
     shutil.rmtree(data_dir, ignore_errors=True)
-    settings = Settings(data_dir=data_dir, embedder=embedder, graph_backend=backend)
+    settings = Settings(data_dir=data_dir, embedder=embedder, graph_backend=ADAPTER[backend])
     scope = Scope(f"bench-{uuid.uuid4().hex[:8]}")  # servers are shared: a scope of our own
     entities, facts = make_scope_data(random.Random(size * 100), vocab, size)
     with ContextService.open(settings) as service:
@@ -100,6 +112,8 @@ def run(backend: str, size: int, n_queries: int, work: Path, embedder: str) -> d
         for i in range(0, len(facts), CHUNK):
             service.remember(scope, facts=facts[i : i + CHUNK])
         load_s = time.perf_counter() - started
+        if len(entities) >= 50_000:  # few recalls at large sizes: the load dominates the run
+            n_queries = min(n_queries, 50)
         qs = queries(random.Random(1), entities, n_queries)
         for q in qs[:5]:  # warm caches and connections
             service.recall(scope, q)
@@ -117,7 +131,14 @@ def run(backend: str, size: int, n_queries: int, work: Path, embedder: str) -> d
                 trips.append((graph.round_trips or 0) - sent)
             for s in STAGES:
                 timings[s].append(env["timings_ms"][s])
-    return {"load_s": load_s, "timings": timings, "wall": wall, "templates": templates, "trips": trips}
+    return {
+        "load_s": load_s,
+        "records": len(entities) + len(facts),
+        "timings": timings,
+        "wall": wall,
+        "templates": templates,
+        "trips": trips,
+    }
 
 
 def p50_p95(values: list[float]) -> str:
@@ -145,42 +166,82 @@ def table(results: dict[str, dict[str, Any]]) -> str:
         + " |"
     )
     lines.append("| load (s) | " + " | ".join(f"{results[n]['load_s']:.0f}" for n in names) + " |")
+    lines.append(
+        "| bulk load (records/s) | "
+        + " | ".join(f"{results[n]['records'] / results[n]['load_s']:,.0f}" for n in names)
+        + " |"
+    )
+    return "\n".join(lines)
+
+
+def growth(by_size: dict[int, dict[str, dict[str, Any]]]) -> str:
+    """Recall p50 and load throughput per size, side by side, with the ratio to the smallest size."""
+    sizes = sorted(by_size)
+    names = [n for n in by_size[sizes[0]] if all(n in by_size[z] for z in sizes)]
+    head = "| entities per scope | " + " | ".join(f"{n} recall p50 ms / records/s" for n in names) + " |"
+    lines = [head, "|---|" + "---|" * len(names)]
+    for z in sizes:
+        cells = []
+        for n in names:
+            r, base = by_size[z][n], by_size[sizes[0]][n]
+            p50, p50_0 = percentile(r["wall"], 0.5), percentile(base["wall"], 0.5)
+            rate, rate_0 = r["records"] / r["load_s"], base["records"] / base["load_s"]
+            cells.append(f"{p50:.1f} (×{p50 / p50_0:.2f}) / {rate:,.0f} (×{rate / rate_0:.2f})")
+        lines.append(f"| {z:,} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--size", type=int, default=2000, help="entities in the scope (3 facts each)")
+    parser.add_argument(
+        "--sizes", type=int, nargs="+", default=[2000], help="entities per scope (3 facts each), one run each"
+    )
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--backends", nargs="+", default=list(SERVERS), choices=list(SERVERS))
     parser.add_argument("--embedder", default="hashing")
     parser.add_argument("--work", type=Path, default=Path(__file__).parent / ".work")
     parser.add_argument("--no-write", action="store_true", help="print only; leave docs/results.md alone")
     args = parser.parse_args()
-    results: dict[str, dict[str, Any]] = {}
+    by_size: dict[int, dict[str, dict[str, Any]]] = {z: {} for z in args.sizes}
     left_out: list[str] = []
+    ready = []
     for backend in args.backends:
         why = configure(backend)
         if why:
             left_out.append(f"{backend}: {why}")
-            continue
-        results[backend] = run(backend, args.size, args.queries, args.work, args.embedder)
-        print(f"{backend}: done", flush=True)
-    text = table(results) if results else "(no backend ran)"
+        else:
+            ready.append(backend)
+    for size in args.sizes:
+        for backend in ready:  # each size: every backend in turn, in one run
+            configure(backend)
+            by_size[size][backend] = run(backend, size, args.queries, args.work, args.embedder)
+            print(f"{size} {backend}: done (load {by_size[size][backend]['load_s']:.0f} s)", flush=True)
+    parts = []
+    for size in args.sizes:
+        text = table(by_size[size]) if by_size[size] else "(no backend ran)"
+        parts.append(f"#### {size:,} entities and {size * 3:,} facts in one scope\n\n{text}\n")
+    if len(args.sizes) > 1 and ready:
+        parts.append("#### Growth (ratio to the smallest size)\n\n" + growth(by_size) + "\n")
+    text = "\n".join(parts)
     print(text)
     notes = "".join(f"\n- left out: {n}" for n in left_out)
+    sizes = ", ".join(f"{z:,}" for z in args.sizes)
     body = (
-        "### Graph backends: one recall workload on SQLite, HugeGraph and Gremlin Server\n\n"
+        "### Graph backends: one recall workload on SQLite, HugeGraph (standalone and distributed) and "
+        "Gremlin Server\n\n"
         + header(
             "python bench/graph_backends.py " + " ".join(sys.argv[1:]),
-            f"synthetic memory, {args.size:,} entities and {args.size * 3:,} facts in one scope, "
-            f"{args.queries} queries (⅓ exact names, ⅓ summary words, ⅓ phrases), embedder {args.embedder}; "
-            "HugeGraph 1.5.0 memory backend and Gremlin Server (TinkerGraph) on this machine",
+            f"synthetic memory, {sizes} entities (3 facts each) in one scope per run, "
+            f"{args.queries} queries (⅓ exact names, ⅓ summary words, ⅓ phrases; 50 from 50k entities on), "
+            f"embedder {args.embedder}; HugeGraph 1.5.0 memory backend, HugeGraph 1.5.0 cluster (1 PD, 3 "
+            "stores with 3 Raft replicas per partition, 2 servers; hstore) and Gremlin Server (TinkerGraph), "
+            "all on this machine",
         )
         + notes
         + "\n\nStage timings come from the envelope; lexical (tantivy) and vector (qdrant-edge) legs are "
         "embedded for every backend, so the differences are the graph's. Round trips are requests on the "
-        "Gremlin connection (retries included).\n\n" + text + "\n"
+        "Gremlin connection (retries included). Bulk load = `remember` of the entities then the facts in "
+        f"chunks of {CHUNK:,} (graph + both indexes).\n\n" + text + "\n"
     )
     if not args.no_write:
         write_section("graph_backends", body)
