@@ -201,6 +201,9 @@ def main() -> None:
     parser.add_argument("--embedder", default="hashing")
     parser.add_argument("--work", type=Path, default=Path(__file__).parent / ".work")
     parser.add_argument("--no-write", action="store_true", help="print only; leave docs/results.md alone")
+    parser.add_argument(
+        "--section", default="graph_backends", help="the docs/results.md section this run replaces"
+    )
     args = parser.parse_args()
     by_size: dict[int, dict[str, dict[str, Any]]] = {z: {} for z in args.sizes}
     left_out: list[str] = []
@@ -244,7 +247,7 @@ def main() -> None:
         f"chunks of {CHUNK:,} (graph + both indexes).\n\n" + text + "\n"
     )
     if not args.no_write:
-        write_section("graph_backends", body)
+        write_section(args.section, body)
 
 
 if __name__ == "__main__":
