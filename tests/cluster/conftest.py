@@ -1,7 +1,7 @@
 """The cluster fault tests kill and restart nodes of the native HugeGraph cluster, so they run only
 when asked (GRAPHCTX_CLUSTER_FAULTS=1), on a cluster this checkout started (its ctl owns the pid
-files), and never beside other tests that use the cluster. CI runs them as a step of their own:
-`GRAPHCTX_CLUSTER_FAULTS=1 pytest tests/cluster`."""
+files), and never beside other tests that use the cluster: `GRAPHCTX_CLUSTER_FAULTS=1 pytest
+tests/cluster` (by hand; not a CI step yet, see docs/operations.md, "Faults")."""
 
 from __future__ import annotations
 
