@@ -22,6 +22,7 @@ from graphctx.errors import BackendError, BackendUnavailable
 
 from .settings import HugeGraphSettings
 
+HTTP_UNAVAILABLE = 503
 RequestObserver = Callable[[requests.PreparedRequest], None]
 
 
@@ -78,13 +79,26 @@ class RestClient:
             raise BackendUnavailable(f"{where} is unreachable or too slow: {_first_line(exc)}") from exc
         except NotAuthorizedError as exc:
             raise BackendError(f"{where} refused the configured credentials") from exc
-        except requests.RequestException as exc:
-            raise BackendError(f"{where} failed: {_first_line(exc)}") from exc
         except Exception as exc:  # pyhugegraph raises plain Exception subclasses for server errors
+            if _status(exc) == HTTP_UNAVAILABLE:
+                # HugeGraph's load filter: too many requests in flight, or too little free memory
+                raise BackendUnavailable(f"{where} is overloaded (503): {_first_line(exc)}") from exc
+            if isinstance(exc, requests.RequestException):
+                raise BackendError(f"{where} failed: {_first_line(exc)}") from exc
             raise BackendError(f"{where} answered with an error: {_first_line(exc)}") from exc
 
     def close(self) -> None:
         self._http.close()
+
+
+def _status(exc: BaseException | None) -> int | None:
+    """The HTTP status behind an error (pyhugegraph wraps the requests error it raised from)."""
+    while exc is not None:
+        response = getattr(exc, "response", None)
+        if isinstance(exc, requests.HTTPError) and response is not None:
+            return int(response.status_code)
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 def _first_line(exc: BaseException) -> str:

@@ -265,6 +265,35 @@ def test_schema_first_start_concurrent_then_idempotent(fresh_graph: HugeGraphSet
 # ---- (c) down and silent servers --------------------------------------------------------------
 
 
+def test_rest_overloaded_503_is_backend_unavailable() -> None:
+    """HugeGraph's load filter answers 503 when too many requests are in flight (or memory is low):
+    that is a server that cannot serve now (typed, retryable), not a failed request."""
+    import http.server
+
+    class Busy(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = b'{"exception":"ServiceUnavailableException","message":"The server is too busy"}'
+            self.send_response(503)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Busy)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    rest = RestClient(HugeGraphSettings(url=f"http://127.0.0.1:{server.server_port}", retries=0))
+    try:
+        with pytest.raises(BackendUnavailable, match="overloaded"):
+            rest.get("schema")
+    finally:
+        rest.close()
+        server.shutdown()
+        server.server_close()
+
+
 def test_rest_down_is_backend_unavailable_naming_the_url() -> None:
     port = free_port()
     store = HugeGraphStore(HugeGraphSettings(url=f"http://127.0.0.1:{port}", retries=0))
