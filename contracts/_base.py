@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+import json
 import math
 import os
 import uuid
@@ -10,10 +12,17 @@ from typing import Any, ClassVar, TypeVar
 
 import pytest
 
-from graphctx.contracts._guard import problems
-from graphctx.contracts._markers import REQUIRES, contract_skip
+from graphctx.contracts._guard import CONTRACT_PACKAGE, problems
+from graphctx.contracts._markers import CAPABILITIES, REQUIRES, contract_skip, watch_body
 from graphctx.kernel.ports import Capabilities, LexicalHit, VectorHit
 from graphctx.scope import Scope
+
+PLUGIN = "graphctx.contracts.plugin"
+NO_PLUGIN = (
+    "the graphctx contract plugin is not loaded (PYTEST_DISABLE_PLUGIN_AUTOLOAD or "
+    "-p no:graphctx_contracts): without it the guard and the skip rules cannot run out of the test "
+    f"class's reach, so no contract test runs. Add `-p {PLUGIN}` (or use `graphctx certify`)."
+)
 
 
 def has_capability(capabilities: Capabilities, name: str) -> bool:
@@ -56,6 +65,26 @@ def check_hits(
     )
 
 
+def capability_json(capabilities: Capabilities) -> str:
+    """Capabilities as canonical JSON: what a test saw, compared across the run."""
+    if not isinstance(capabilities, Capabilities):
+        return json.dumps({"not Capabilities": type(capabilities).__name__})
+    return json.dumps(
+        {
+            "templates": sorted(capabilities.templates),
+            "durable": capabilities.durable,
+            "concurrent_readers": capabilities.concurrent_readers,
+            "exact_search": capabilities.exact_search,
+            "extra": {k: bool(v) for k, v in sorted(dict(capabilities.extra).items())},
+        },
+        sort_keys=True,
+    )
+
+
+def plugin_loaded(config: pytest.Config) -> bool:
+    return any(getattr(p, "__name__", None) == PLUGIN for p in config.pluginmanager.get_plugins())
+
+
 def unique_tenant(prefix: str = "ct") -> str:
     """Unique per test and per xdist worker, so a shared server never mixes two tests' data."""
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
@@ -74,22 +103,38 @@ class ContractBase:
     fixture and a few documented hooks). Overriding any other member of a contract class -- a fixture
     such as `scope` or `_contract_gate`, `subject_capabilities`, a helper -- fails the guard."""
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Every test a contract class defines records, on its item, that its body ran (the plugin
+        fails a contract test reported passed whose body never completed)."""
+        super().__init_subclass__(**kwargs)
+        if cls.__module__.startswith(CONTRACT_PACKAGE):
+            for name, value in list(vars(cls).items()):
+                if name.startswith("test_") and inspect.isfunction(value):
+                    setattr(cls, name, watch_body(value))
+
     def subject_capabilities(self, request: pytest.FixtureRequest) -> Capabilities:
         """The capabilities of the adapter under test (each contract reads them from its subject)."""
         raise NotImplementedError
 
     @pytest.fixture(autouse=True)
     def _contract_gate(self, request: pytest.FixtureRequest) -> None:
+        """Before every contract test: the plugin must be loaded; a reasoned opt-out skips; the
+        subject's capabilities are recorded (they must not change during a run) and any capability
+        the test needs but the adapter does not declare skips it, naming the capability."""
+        if not plugin_loaded(request.config):
+            pytest.fail(NO_PLUGIN, pytrace=False)
         name = getattr(request.node, "originalname", request.node.name)
         reason = self.contract_opt_outs.get(name)
         if isinstance(reason, str) and reason.strip():
-            contract_skip(request.node, f"opted out: {reason}")
+            contract_skip(request.node, f"opted out: {reason}", opt_out=True)
+        capabilities = self.subject_capabilities(request)
+        request.node.stash[CAPABILITIES] = capability_json(capabilities)
         needed = getattr(request.function, REQUIRES, ())
-        if needed:
-            capabilities = self.subject_capabilities(request)
-            missing = [c for c in needed if not has_capability(capabilities, c)]
-            if missing:
-                contract_skip(request.node, f"adapter does not declare capability {', '.join(missing)}")
+        missing = [c for c in needed if not has_capability(capabilities, c)]
+        if missing:
+            contract_skip(
+                request.node, f"adapter does not declare capability {', '.join(missing)}", flags=missing
+            )
 
     @pytest.fixture
     def scope(self) -> Scope:

@@ -138,6 +138,22 @@ def problems(cls: type) -> list[str]:
     return out
 
 
+def cases(func: Any) -> int:
+    """How many test cases a test function produces: the product of its parametrizations."""
+    count = 1
+    for mark in _marks(getattr(func, "pytestmark", [])):
+        if mark.name == "parametrize":
+            values = mark.args[1] if len(mark.args) > 1 else mark.kwargs.get("argvalues", ())
+            count *= len(list(values))
+    return count
+
+
+def expected_cases(cls: type) -> dict[str, int]:
+    """{contract test name: number of cases} as the contract defines them: what a complete run of
+    the class must report (the guard counts as one case)."""
+    return {name: cases(vars(origin)[name]) for name, origin in contract_tests(cls).items()}
+
+
 def defined_in_contract(cls: type, name: str) -> bool:
     """True when `cls` runs the contract's own definition of `name` (not an override)."""
     owner = next((c for c in cls.__mro__ if name in vars(c)), None)

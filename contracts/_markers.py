@@ -1,17 +1,41 @@
-"""How a contract test states what it needs, and how an adapter says a test is known to break."""
+"""How a contract test states what it needs, how an adapter says a test is known to break, and the
+records the plugin keeps about each contract test (why the contract skipped it, what capabilities it
+saw, whether its body ran)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, NoReturn, TypeVar
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, NoReturn, TypeVar
 
 import pytest
 
 F = TypeVar("F", bound=Callable[..., Any])
 REQUIRES = "__graphctx_requires__"
-CONTRACT_SKIP = pytest.StashKey[str]()
-"""Set on a test item when the contract itself skips it (capability, opt-out, missing optional hook).
-The plugin fails any other skip of a contract test."""
+BODY_WRAPPED = "__graphctx_body__"
+
+
+@dataclass(frozen=True)
+class ContractSkip:
+    """Why the contract itself skipped a test: a capability the adapter does not declare (`flags`
+    names them), a reasoned opt-out, or a missing optional hook."""
+
+    kind: Literal["capability", "opt_out"]
+    reason: str
+    flags: tuple[str, ...] = ()
+
+
+CONTRACT_SKIP = pytest.StashKey[ContractSkip]()
+"""Set on a test item when the contract itself skips it. The plugin fails any other skip of a
+contract test."""
+CAPABILITIES = pytest.StashKey[str]()
+"""The capabilities the test's subject declared when the test ran (canonical JSON)."""
+BODY = pytest.StashKey[str]()
+"""'started' when a contract test's own body began, 'completed' when it returned."""
+
+_running: list[pytest.Item] = []
+"""The item whose call phase is running (set by the plugin), so a contract body can mark it."""
 
 
 def requires(*capabilities: str) -> Callable[[F], F]:
@@ -34,7 +58,29 @@ def known_broken(reason: str) -> pytest.MarkDecorator:
     return pytest.mark.xfail(strict=True, reason=reason)
 
 
-def contract_skip(item: pytest.Item, reason: str) -> NoReturn:
+def contract_skip(
+    item: pytest.Item, reason: str, *, flags: Sequence[str] = (), opt_out: bool = False
+) -> NoReturn:
     """Skip a contract test on the contract's own authority (the plugin lets only these through)."""
-    item.stash[CONTRACT_SKIP] = reason
+    item.stash[CONTRACT_SKIP] = ContractSkip("opt_out" if opt_out else "capability", reason, tuple(flags))
     pytest.skip(reason)
+
+
+def watch_body(func: F) -> F:
+    """Wrap a contract test so the running item records that its body ran and returned: a test
+    reported passed whose body never completed (a hook that skipped the call) is caught."""
+    if getattr(func, BODY_WRAPPED, False):
+        return func
+
+    @functools.wraps(func)
+    def body(*args: Any, **kwargs: Any) -> Any:
+        item = _running[-1] if _running else None
+        if item is not None:
+            item.stash[BODY] = "started"
+        result = func(*args, **kwargs)
+        if item is not None:
+            item.stash[BODY] = "completed"
+        return result
+
+    setattr(body, BODY_WRAPPED, True)
+    return body  # type: ignore[return-value]

@@ -101,6 +101,7 @@ from graphctx.contracts.graph._common import (  # noqa: F401
     GET,
     HASHES,
     INVALIDATE,
+    MINIMUM_TEMPLATES,
     NEIGHBOURHOOD,
     PATH,
     STATS,
@@ -162,6 +163,7 @@ from graphctx.contracts.graph.stats import ScopeClearTests, ScopeStatsTests
 from graphctx.contracts.graph.traversal import NeighbourhoodTests
 
 __all__ = [
+    "MINIMUM_TEMPLATES",
     "ClampTests",
     "DurabilityTests",
     "EntityDeleteTests",

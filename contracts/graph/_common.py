@@ -31,6 +31,25 @@ PATH = f"template:{t.SHORTEST_PATH.name}"
 STATS = f"template:{t.SCOPE_STATS.name}"
 CLEAR = f"template:{t.SCOPE_CLEAR.name}"
 
+MINIMUM_TEMPLATES: frozenset[str] = frozenset(
+    {
+        t.ENTITY_UPSERT.name,
+        t.ENTITY_GET.name,
+        t.ENTITY_FIND_EXACT.name,
+        t.ENTITY_DELETE.name,
+        t.ENTITY_HASHES.name,
+        t.FACT_UPSERT.name,
+        t.FACT_INVALIDATE.name,
+        t.FACTS_FROM_ROOTS.name,
+        t.NEIGHBOURHOOD.name,
+    }
+)
+"""What a graph store must translate to be certifiable: the read trunk (exact lookup, hydration, facts,
+expansion), the writes of remember and forget, and the hash scan of reconcile. `graph.shortest_path`,
+`scope.stats` and `scope.clear` are optional: without them `path`, `status` and admin clearing answer
+`UnsupportedTemplate` (and their tests skip, naming the template). A store that declares fewer is not
+certifiable, whatever its tests say (they would mostly skip)."""
+
 # Instants no store clock can be on the wrong side of: "now" is always between them.
 FAR_PAST = datetime(2001, 1, 1, tzinfo=UTC)
 FAR_FUTURE = datetime(2999, 1, 1, tzinfo=UTC)

@@ -58,6 +58,7 @@ class DurabilityTests(_GraphSubject):
                 contract_skip(
                     request.node,
                     "adapter does not declare capability durable and provides no `reopen_graph_store` hook",
+                    flags=("durable",),
                 )
             pytest.fail(
                 f"{type(self).__name__}: the store declares capabilities.durable=True (the default) but "

@@ -568,5 +568,6 @@ def mcp_stdio(ctx: typer.Context) -> None:
     raise typer.Exit(serve_stdio(ctx.obj.settings()))
 
 
+from graphctx.cli import certify as _certify  # noqa: E402, F401  (registers certify)
 from graphctx.cli import code as _code  # noqa: E402, F401  (registers search, symbol, callers, callees, impact)
 from graphctx.cli import index as _index  # noqa: E402, F401  (registers index)
