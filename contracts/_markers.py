@@ -21,7 +21,7 @@ class ContractSkip:
     """Why the contract itself skipped a test: a capability the adapter does not declare (`flags`
     names them), a reasoned opt-out, or a missing optional hook."""
 
-    kind: Literal["capability", "opt_out"]
+    kind: Literal["capability", "opt_out", "hook"]
     reason: str
     flags: tuple[str, ...] = ()
 
@@ -59,10 +59,15 @@ def known_broken(reason: str) -> pytest.MarkDecorator:
 
 
 def contract_skip(
-    item: pytest.Item, reason: str, *, flags: Sequence[str] = (), opt_out: bool = False
+    item: pytest.Item, reason: str, *, flags: Sequence[str] = (), opt_out: bool = False, hook: bool = False
 ) -> NoReturn:
-    """Skip a contract test on the contract's own authority (the plugin lets only these through)."""
-    item.stash[CONTRACT_SKIP] = ContractSkip("opt_out" if opt_out else "capability", reason, tuple(flags))
+    """Skip a contract test on the contract's own authority (the plugin lets only these through):
+    a capability the adapter does not declare (`flags` names it), an opt-out, or an optional hook the
+    test class does not provide (`flags` names the hook)."""
+    kind: Literal["capability", "opt_out", "hook"] = (
+        "opt_out" if opt_out else "hook" if hook else "capability"
+    )
+    item.stash[CONTRACT_SKIP] = ContractSkip(kind, reason, tuple(flags))
     pytest.skip(reason)
 
 

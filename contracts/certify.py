@@ -317,6 +317,12 @@ class Harness:
 
         return known_broken(self.plan.known_broken[name])(override)
 
+    def for_model(self, data_dir: Path) -> Callable[[str], Any]:
+        """The `vector_index_for_model` hook: the factory again, same directory, another model."""
+        return lambda model_id: self.factory("vector")(
+            Settings(data_dir=data_dir), model_id, VECTOR_DIMENSION
+        )
+
 
 def _fixture(port: str) -> str:
     scopes = "scope, other_scope, sibling_scope, graph_scope"
@@ -336,6 +342,12 @@ def _fixture(port: str) -> str:
             "\n    @pytest.fixture\n"
             "    def reopen_graph_store(self, tmp_path):\n"
             "        return H.reopen(tmp_path / 'graph')\n"
+        )
+    if port == "vector":
+        text += (
+            "\n    @pytest.fixture\n"
+            "    def vector_index_for_model(self, tmp_path):\n"
+            "        return H.for_model(tmp_path / 'vector')\n"
         )
     return text
 

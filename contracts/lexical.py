@@ -58,6 +58,10 @@ from graphctx.scope import Scope
 
 MAX_K = 100
 """`k` is clamped to [1, MAX_K]."""
+LARGE_SCOPE = 2_100
+"""Documents in the large scope: more than any page (1,000) a backend may read hashes in."""
+TIES = 150
+"""Equal-scoring documents: more than MAX_K plus any over-fetch an adapter may add."""
 FOUND_WITHIN = 10
 """"Found" means among the first FOUND_WITHIN hits (BM25 is relevance, not an exact-match promise)."""
 
@@ -626,6 +630,99 @@ class LexicalIdentifierTests(LexicalIndexHarness):
 # ---- aggregates ---------------------------------------------------------------------------------
 
 
+class LexicalBoundaryTests(LexicalIndexHarness):
+    """The edges of the promise: a scope larger than any page, ties larger than k plus any
+    over-fetch, a scope filter applied before the cut, delete then re-create, and texts at their
+    bounds with control characters.
+
+    Troubleshooting: `hashes` must page through the whole scope (no fixed 1,000); ties must be ordered
+    by entity id across however many documents share the k-th score (fetch until the tie ends, then
+    sort); the scope must be a clause of the backend query, never a filter applied to a global top-k;
+    a delete must remove every term of the document. Since 1.2.0.
+    """
+
+    def test_hashes_of_a_scope_larger_than_any_page(
+        self, lexical_index: LexicalIndex, scope: Scope, other_scope: Scope
+    ) -> None:
+        """2,100 documents (and another tenant's 700 interleaved): hashes lists every one."""
+        docs = numbered_docs(LARGE_SCOPE)
+        theirs = with_hash(docs[::3], "theirs")
+        for start in range(0, LARGE_SCOPE, 700):
+            lexical_index.upsert(other_scope, theirs[start // 3 : (start + 700) // 3])
+            lexical_index.upsert(scope, docs[start : start + 700])
+        lexical_index.flush()
+        assert lexical_index.hashes(scope) == {d.entity_id: d.content_hash for d in docs}
+        assert lexical_index.hashes(other_scope) == {d.entity_id: d.content_hash for d in theirs}
+
+    @pytest.mark.parametrize("k", [1, 10, 37, 100])
+    def test_search_ties_larger_than_k_and_any_overfetch(
+        self, lexical_index: LexicalIndex, scope: Scope, k: int
+    ) -> None:
+        """150 documents with the same text, written in a shuffled order: the k smallest ids."""
+        order = [(i * 37) % TIES for i in range(TIES)]
+        self.write(lexical_index, scope, [doc(f"t{i:03d}", "tied quartz", f"h{i}") for i in order])
+        self.write(lexical_index, scope, [doc("weaker", "tied quartz and many other words besides", "h")])
+        hits = self.checked_search(lexical_index, scope, "tied quartz", k=k)
+        assert ids(hits) == [f"t{i:03d}" for i in range(TIES)][:k]
+        assert len({h.score for h in hits}) == 1
+
+    def test_search_filters_by_scope_before_the_cut(
+        self, lexical_index: LexicalIndex, request: pytest.FixtureRequest
+    ) -> None:
+        """Other scopes hold 40 documents each that match better than the scope's own two: the scope's
+        search still returns its own two, whatever k."""
+        scope = request.getfixturevalue("scope")
+        adversaries = [*adversarial_scopes(request), Scope(scope.tenant_id[:-1] + "-0", scope.namespace)]
+        for a in adversaries:
+            lexical_index.upsert(a, [doc(f"f{i:02d}", "needle needle", f"foreign{i}") for i in range(40)])
+        own = [
+            doc("own-1", "a needle in a long haystack of unrelated words and more words", "o1"),
+            doc("own-2", "another needle lost among very many other ordinary words here", "o2"),
+        ]
+        self.write(lexical_index, scope, own)
+        for k in (1, 2, 10, MAX_K):
+            hits = self.checked_search(lexical_index, scope, "needle", k=k)
+            assert len(hits) == min(k, 2) and set(ids(hits)) <= {"own-1", "own-2"}, (k, ids(hits))
+
+    def test_delete_then_recreate_finds_only_the_new_text(
+        self, lexical_index: LexicalIndex, scope: Scope
+    ) -> None:
+        """An id deleted and written again is found by its new text only, with its new hash."""
+        self.write(
+            lexical_index, scope, [doc("x", "quartz", "h-old", aliases=("obsidian",), summary="garnet")]
+        )
+        lexical_index.delete(scope, ["x"])
+        self.write(lexical_index, scope, [doc("x", "zircon", "h-new")])
+        for word in ("quartz", "obsidian", "garnet"):
+            assert self.checked_search(lexical_index, scope, word) == [], word
+        assert [
+            (h.entity_id, h.content_hash) for h in self.checked_search(lexical_index, scope, "zircon")
+        ] == [("x", "h-new")]
+        assert lexical_index.hashes(scope) == {"x": "h-new"}
+
+    def test_texts_at_their_bounds_with_control_characters(
+        self, lexical_index: LexicalIndex, scope: Scope
+    ) -> None:
+        """A 4 KiB summary, a 1 KiB name and alias and control characters everywhere: stored, found by a
+        word, and listed with the hash given."""
+        control = "".join(chr(c) for c in (*range(1, 32), 0x7F)) + "\u2028\ufeff"
+        filler = "lorem " * 700
+        big = doc(
+            f"id{control}",
+            ("basalt " + "x" * 1100)[:1020] + "end",
+            f"hash{control}",
+            aliases=(("pumice " + "y" * 1100)[:1024],),
+            summary=(f"tuff {control} " + filler)[:4090] + " tail",
+            qualified_name=f"pkg.mod{control}",
+        )
+        self.write(lexical_index, scope, [big])
+        for word in ("basalt", "pumice", "tuff"):
+            assert [h.entity_id for h in self.checked_search(lexical_index, scope, word)] == [
+                big.entity_id
+            ], word
+        assert lexical_index.hashes(scope) == {big.entity_id: big.content_hash}
+
+
 class LexicalIndexCoreContract(
     LexicalPortTests,
     LexicalUpsertTests,
@@ -637,6 +734,7 @@ class LexicalIndexCoreContract(
     LexicalLimitTests,
     LexicalEmptyQueryTests,
     LexicalVisibilityTests,
+    LexicalBoundaryTests,
 ):
     """Everything every lexical adapter must pass. Subclass it and override `lexical_index`."""
 

@@ -40,15 +40,15 @@ Usage (copy into your adapter's tests)::
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 import pytest
 from numpy.typing import NDArray
 
 from graphctx.contracts import datasets
-from graphctx.contracts._base import ContractBase, adversarial_scopes, check_hits
-from graphctx.contracts._markers import requires
+from graphctx.contracts._base import ContractBase, adversarial_scopes, check_hits, has_capability
+from graphctx.contracts._markers import contract_skip, requires
 from graphctx.errors import InvalidVector
 from graphctx.kernel.ports import Capabilities, VectorHit, VectorIndex, VectorRecord
 from graphctx.scope import Scope
@@ -61,6 +61,15 @@ COSINE_TOL = 1e-4
 RECALL_TENANTS = 10
 RECALL_POINTS_PER_TENANT = 200
 """The recall test's data: each tenant is a 10% slice of 2,000 points."""
+LARGE_SHARD = 50_000
+"""Points of one tenant in the large-shard recall test (among others'): past the size at which an
+engine switches from brute force to an approximate index."""
+SMALL_SHARDS_ONLY = "small_shards_only"
+"""`Capabilities.extra` flag of an index that never holds a large shard (a local test stand-in)."""
+LARGE_SCOPE = 2_100
+"""Points in the large scope: more than any page (1,000) a backend may scroll hashes in."""
+TIES = 150
+"""Equal-scoring points: more than MAX_K plus any over-fetch an adapter may add."""
 
 INVALID_KINDS = ("nan", "inf", "-inf", "zero", "longer", "shorter", "empty")
 
@@ -118,7 +127,7 @@ class VectorIndexHarness(ContractBase):
     that `flush()` makes writes visible.
     """
 
-    contract_hooks = frozenset({"vector_index", "assert_same_hits"})
+    contract_hooks = frozenset({"vector_index", "assert_same_hits", "vector_index_for_model"})
 
     @pytest.fixture
     def vector_index(self) -> VectorIndex:
@@ -130,6 +139,19 @@ class VectorIndexHarness(ContractBase):
     def subject_capabilities(self, request: pytest.FixtureRequest) -> Capabilities:
         index: VectorIndex = request.getfixturevalue("vector_index")
         return index.capabilities
+
+    @pytest.fixture
+    def vector_index_for_model(self) -> Callable[[str], VectorIndex]:
+        """Optional hook: return a function that opens, on the same store as `vector_index` (same
+        directory, same server), the index of another embedding model of the same dimension, e.g.::
+
+            @pytest.fixture
+            def vector_index_for_model(self, tmp_path):
+                return lambda model_id: MyVectorIndex(tmp_path / "vectors", model_id, dimension=32)
+
+        The test closes what it opens. Without it the model-separation test skips, naming the hook
+        (`graphctx certify` always provides it)."""
+        raise NotImplementedError("no `vector_index_for_model` hook")
 
     @pytest.fixture
     def embedder(self, vector_index: VectorIndex) -> datasets.FakeEmbedder:
@@ -603,6 +625,165 @@ class VectorRecallTests(VectorIndexHarness):
             self.assert_matches_brute_force(hits, dict(mine), query, 10)
             assert {h.content_hash for h in hits} == {"h0"}
 
+    @requires("exact_search")
+    def test_search_large_shard_recall_is_exact(
+        self, vector_index: VectorIndex, scope: Scope, request: pytest.FixtureRequest
+    ) -> None:
+        """50,000 points of one tenant, among two other tenants' (sorting before and after), after the
+        index flushed (and optimised, if it does that then): a scoped top 10 equals brute force.
+        Since 1.2.0.
+
+        An index that is only ever a small stand-in (qdrant-client's local mode) declares
+        `extra={"small_shards_only": True}`; the test then skips, naming that flag."""
+        if vector_index.capabilities.extra.get(SMALL_SHARDS_ONLY):
+            contract_skip(
+                request.node, f"adapter declares capability {SMALL_SHARDS_ONLY}", flags=(SMALL_SHARDS_ONLY,)
+            )
+        dim = vector_index.dimension
+        others = (
+            Scope(scope.tenant_id[:-1] + "-0", scope.namespace),
+            Scope(scope.tenant_id + "-z", scope.namespace),
+        )
+        for t, other in enumerate(others):
+            vectors = random_vectors(1_000, dim, seed=500 + t)
+            vector_index.upsert(other, [record(f"p{i:05d}", v, f"other{t}") for i, v in enumerate(vectors)])
+        mine = random_vectors(LARGE_SHARD, dim, seed=777)
+        for start in range(0, LARGE_SHARD, 5_000):
+            batch = mine[start : start + 5_000]
+            vector_index.upsert(scope, [record(f"p{start + i:05d}", v, "mine") for i, v in enumerate(batch)])
+        vector_index.flush()
+        points = {f"p{i:05d}": v for i, v in enumerate(mine)}
+        norms = mine / np.linalg.norm(mine, axis=1, keepdims=True)
+        for query in random_vectors(5, dim, seed=778):
+            hits = self.checked_search(vector_index, scope, query, k=10)
+            scores = norms @ (query / np.linalg.norm(query))
+            best = np.argsort(-scores, kind="stable")[:10]
+            self.assert_matches_brute_force(hits, {f"p{i:05d}": points[f"p{i:05d}"] for i in best}, query, 10)
+            assert {h.content_hash for h in hits} == {"mine"}
+
+
+class VectorBoundaryTests(VectorIndexHarness):
+    """The edges of the promise: a scope larger than any page, ties larger than k plus any
+    over-fetch, a scope filter applied before the cut, delete then re-create. Since 1.2.0.
+
+    Troubleshooting: `hashes` must scroll through the whole scope; ties must be ordered by entity id
+    however many points share the k-th score (fetch until the tie ends, then sort); the scope must be
+    a filter of the backend query, never applied to a global top-k.
+    """
+
+    def test_hashes_of_a_scope_larger_than_any_page(
+        self, vector_index: VectorIndex, scope: Scope, other_scope: Scope
+    ) -> None:
+        """2,100 points (and another tenant's 700 interleaved): hashes lists every one."""
+        vectors = random_vectors(LARGE_SCOPE, vector_index.dimension, seed=31)
+        mine = [record(f"e{i:04d}", v, f"h{i}") for i, v in enumerate(vectors)]
+        theirs = with_hash(mine[::3], "theirs")
+        for start in range(0, LARGE_SCOPE, 700):
+            vector_index.upsert(other_scope, theirs[start // 3 : (start + 700) // 3])
+            vector_index.upsert(scope, mine[start : start + 700])
+        vector_index.flush()
+        assert vector_index.hashes(scope) == {r.entity_id: r.content_hash for r in mine}
+        assert vector_index.hashes(other_scope) == {r.entity_id: r.content_hash for r in theirs}
+
+    @pytest.mark.parametrize("k", [1, 10, 37, 100])
+    def test_search_ties_larger_than_k_and_any_overfetch(
+        self, vector_index: VectorIndex, scope: Scope, k: int
+    ) -> None:
+        """150 identical points, written in a shuffled order: a query in their direction returns the k
+        smallest ids, all with the same score."""
+        base = random_vectors(1, vector_index.dimension, seed=41)[0]
+        order = [(i * 37) % TIES for i in range(TIES)]
+        tied = [record(f"t{i:03d}", base, f"h{i}") for i in order]
+        farther = [
+            record(f"u{i:03d}", v, "far")
+            for i, v in enumerate(random_vectors(20, vector_index.dimension, 42))
+        ]
+        self.write(vector_index, scope, [*tied, *farther])
+        hits = self.checked_search(vector_index, scope, base, k=k)
+        assert ids(hits) == [f"t{i:03d}" for i in range(TIES)][:k]
+        assert max(h.score for h in hits) - min(h.score for h in hits) <= COSINE_TOL
+
+    def test_search_filters_by_scope_before_the_cut(
+        self, vector_index: VectorIndex, request: pytest.FixtureRequest
+    ) -> None:
+        """Other scopes hold 60 points each nearer the query than any of the scope's: the scope's top k
+        is still its own brute-force top k."""
+        scope = request.getfixturevalue("scope")
+        dim = vector_index.dimension
+        query = random_vectors(1, dim, seed=51)[0]
+        adversaries = [*adversarial_scopes(request), Scope(scope.tenant_id[:-1] + "-0", scope.namespace)]
+        near = query + 0.01 * random_vectors(60, dim, seed=52)
+        for a in adversaries:
+            vector_index.upsert(a, [record(f"n{i:02d}", v, "foreign") for i, v in enumerate(near)])
+        mine = {f"m{i:02d}": v for i, v in enumerate(random_vectors(30, dim, seed=53))}
+        self.write(vector_index, scope, [record(i, v, "own") for i, v in mine.items()])
+        for k in (1, 10, MAX_K):
+            hits = self.checked_search(vector_index, scope, query, k=k)
+            self.assert_matches_brute_force(hits, mine, query, k)
+
+    def test_delete_then_recreate_returns_only_the_new_point(
+        self, vector_index: VectorIndex, scope: Scope
+    ) -> None:
+        """An id deleted and written again is one point, with its new vector and hash."""
+        old, new = random_vectors(2, vector_index.dimension, seed=61)
+        self.write(vector_index, scope, [record("x", old, "h-old"), record("y", new * -1, "h-y")])
+        vector_index.delete(scope, ["x"])
+        vector_index.flush()
+        self.write(vector_index, scope, [record("x", new, "h-new")])
+        hits = self.checked_search(vector_index, scope, old, k=MAX_K)
+        assert [(h.entity_id, h.content_hash) for h in hits if h.entity_id == "x"] == [("x", "h-new")]
+        top = self.checked_search(vector_index, scope, new, k=1)
+        assert [(h.entity_id, h.content_hash) for h in top] == [("x", "h-new")]
+        assert abs(top[0].score - 1.0) <= COSINE_TOL
+        assert vector_index.hashes(scope) == {"x": "h-new", "y": "h-y"}
+
+
+class VectorModelTests(VectorIndexHarness):
+    """Two embedding models of the same dimension on one store are two collections: a model's index
+    never answers with another model's points. Needs the `vector_index_for_model` hook. Since 1.2.0.
+
+    Troubleshooting: name the collection (or shard, or table) by model id AND dimension, not by
+    dimension alone; a changed model starts empty and is backfilled, the old one is left alone.
+    """
+
+    def test_two_models_of_the_same_dimension_never_share_points(
+        self, vector_index: VectorIndex, scope: Scope, request: pytest.FixtureRequest
+    ) -> None:
+        """The same ids written by two models, one after the other: each model's search and hashes
+        see only its own points, and the first model's are still there afterwards (durable stores)."""
+        try:
+            open_model = request.getfixturevalue("vector_index_for_model")
+        except NotImplementedError:
+            contract_skip(
+                request.node, "no `vector_index_for_model` hook", flags=("vector_index_for_model",), hook=True
+            )
+        dim = vector_index.dimension
+        first, second = random_vectors(2, dim, seed=71)
+        self.write(vector_index, scope, [record("a", first, "model-1"), record("b", second, "model-1")])
+        model_1 = vector_index.model_id
+        vector_index.close()
+        model_2 = f"{model_1}-successor"
+        other = open_model(model_2)
+        try:
+            assert (other.model_id, other.dimension) == (model_2, dim)
+            other.flush()
+            assert other.hashes(scope) == {}, "a new model's index answers with the old model's points"
+            assert self.checked_search(other, scope, first) == []
+            self.write(other, scope, [record("a", second, "model-2")])
+            assert [(h.entity_id, h.content_hash) for h in self.checked_search(other, scope, second)] == [
+                ("a", "model-2")
+            ]
+            assert other.hashes(scope) == {"a": "model-2"}
+        finally:
+            other.close()
+        if has_capability(vector_index.capabilities, "durable"):
+            again = open_model(model_1)
+            try:
+                assert again.hashes(scope) == {"a": "model-1", "b": "model-1"}
+                assert ids(self.checked_search(again, scope, first, k=1)) == ["a"]
+            finally:
+                again.close()
+
 
 # ---- aggregates ---------------------------------------------------------------------------------
 
@@ -617,6 +798,8 @@ class VectorIndexCoreContract(
     VectorOrderingTests,
     VectorLimitTests,
     VectorVisibilityTests,
+    VectorBoundaryTests,
+    VectorModelTests,
 ):
     """Everything every vector adapter must pass. Subclass it and override `vector_index`."""
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 
 from gremlin_python.process.graph_traversal import GraphTraversal, __
 
@@ -103,22 +103,32 @@ def _write_facts(ctx: Ctx, scope: Scope, run: Sequence[tuple[Fact, Fact | None]]
 
 
 def invalidate(ctx: Ctx, scope: Scope, p: FactInvalidateParams, now: datetime) -> CountResult:
-    """Only ever shortens validity: a later valid_to never revives a closed fact. One request per
-    chunk, not retried (its count is only right once)."""
+    """Only ever shortens validity: a later valid_to never revives a closed fact; and never ends a
+    fact before it starts (one invalidated before its valid_from ends at its valid_from). A read finds
+    each fact's own end; then one request per end and chunk, not retried (its count is only right
+    once), still filtered on the server so a concurrent shorter end is kept."""
     d = ctx.dialect
-    end, stamp = d.encode_time(p.valid_to), d.encode_time(now)
+    stamp = d.encode_time(now)
+    requested = p.valid_to if p.valid_to.tzinfo else p.valid_to.replace(tzinfo=UTC)
+    by_end: dict[datetime, list[str]] = {}
+    for f in stored_facts(ctx, scope, p.ids, "fact.invalidate").values():
+        end = max(requested, f.valid_from) if f.valid_from else requested
+        if f.valid_to is None or f.valid_to > end:
+            by_end.setdefault(end, []).append(f.id)
     count = 0
-    for run in chunks(unique(p.ids), ctx, id_cost(scope)):
-        b = Binder()
-        t = (
-            d.fact_edges(ctx.g, b, scope, run)
-            .or_(__.has_not(keys.VALID_TO), d.compare(__.identity(), b, keys.VALID_TO, "gt", end))
-            .property(keys.VALID_TO, b(end))
-            .property(keys.UPDATED_AT, b(stamp))
-            .count()
-        )
-        (n,) = ctx.write(t, b, "fact.invalidate", idempotent=False)
-        count += n
+    for end_at, ids in sorted(by_end.items()):
+        end = d.encode_time(end_at)
+        for run in chunks(ids, ctx, id_cost(scope)):
+            b = Binder()
+            t = (
+                d.fact_edges(ctx.g, b, scope, run)
+                .or_(__.has_not(keys.VALID_TO), d.compare(__.identity(), b, keys.VALID_TO, "gt", end))
+                .property(keys.VALID_TO, b(end))
+                .property(keys.UPDATED_AT, b(stamp))
+                .count()
+            )
+            (n,) = ctx.write(t, b, "fact.invalidate", idempotent=False)
+            count += n
     return CountResult(count=count)
 
 

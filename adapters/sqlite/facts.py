@@ -48,11 +48,14 @@ def upsert(conn: sqlite3.Connection, key: Key, facts: Sequence[Fact], now: str) 
 
 
 # Only ever shortens validity: re-invalidating with a later time must not revive a closed fact.
+# Only ever shortens validity, and never ends a fact before it starts (one invalidated before its
+# valid_from ends at its valid_from: it is valid at no instant). Stored instants are fixed-width ISO
+# text, so text order is time order.
 _INVALIDATE = """
-UPDATE facts SET valid_to = ?5, updated_at = ?6
+UPDATE facts SET valid_to = MAX(?5, COALESCE(valid_from, ?5)), updated_at = ?6
 WHERE tenant_id = ?1 AND namespace = ?2 AND graph_id = ?3
   AND id IN (SELECT value FROM json_each(?4))
-  AND (valid_to IS NULL OR valid_to > ?5)
+  AND (valid_to IS NULL OR valid_to > MAX(?5, COALESCE(valid_from, ?5)))
 """
 
 

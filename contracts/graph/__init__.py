@@ -142,8 +142,10 @@ from graphctx.contracts.graph._common import (  # noqa: F401
     utc,
     valid_at,
 )
+from graphctx.contracts.graph.boundaries import BoundaryTests
 from graphctx.contracts.graph.bundles import GraphStoreContract, GraphStoreCoreContract
 from graphctx.contracts.graph.clamps import ClampTests
+from graphctx.contracts.graph.depth import IsolationDepthTests
 from graphctx.contracts.graph.durability import DurabilityTests
 from graphctx.contracts.graph.entities import (
     EntityDeleteTests,
@@ -153,10 +155,12 @@ from graphctx.contracts.graph.entities import (
     GetByIdsTests,
 )
 from graphctx.contracts.graph.errors import UNKNOWN_TEMPLATE, ErrorTests, empty_scope_calls  # noqa: F401
+from graphctx.contracts.graph.exact import ExactLookupTests
 from graphctx.contracts.graph.facts import FactInvalidateTests, FactsFromRootsTests, FactUpsertTests
 from graphctx.contracts.graph.fresh import FreshStoreTests
 from graphctx.contracts.graph.injection import InjectionTests, targeted_payloads
 from graphctx.contracts.graph.isolation import IsolationTests, Tenancy, tenant_data  # noqa: F401
+from graphctx.contracts.graph.lifecycle import LifecycleTests
 from graphctx.contracts.graph.ordering import OrderingTests
 from graphctx.contracts.graph.path import ShortestPathTests
 from graphctx.contracts.graph.stats import ScopeClearTests, ScopeStatsTests
@@ -164,12 +168,14 @@ from graphctx.contracts.graph.traversal import NeighbourhoodTests
 
 __all__ = [
     "MINIMUM_TEMPLATES",
+    "BoundaryTests",
     "ClampTests",
     "DurabilityTests",
     "EntityDeleteTests",
     "EntityHashesTests",
     "EntityUpsertTests",
     "ErrorTests",
+    "ExactLookupTests",
     "FactInvalidateTests",
     "FactUpsertTests",
     "FactsFromRootsTests",
@@ -179,7 +185,9 @@ __all__ = [
     "GraphStoreContract",
     "GraphStoreCoreContract",
     "InjectionTests",
+    "IsolationDepthTests",
     "IsolationTests",
+    "LifecycleTests",
     "NeighbourhoodTests",
     "OrderingTests",
     "ScopeClearTests",

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from graphctx.contracts.graph.boundaries import BoundaryTests
 from graphctx.contracts.graph.clamps import ClampTests
+from graphctx.contracts.graph.depth import IsolationDepthTests
 from graphctx.contracts.graph.durability import DurabilityTests
 from graphctx.contracts.graph.entities import (
     EntityDeleteTests,
@@ -12,10 +14,12 @@ from graphctx.contracts.graph.entities import (
     GetByIdsTests,
 )
 from graphctx.contracts.graph.errors import ErrorTests
+from graphctx.contracts.graph.exact import ExactLookupTests
 from graphctx.contracts.graph.facts import FactInvalidateTests, FactsFromRootsTests, FactUpsertTests
 from graphctx.contracts.graph.fresh import FreshStoreTests
 from graphctx.contracts.graph.injection import InjectionTests
 from graphctx.contracts.graph.isolation import IsolationTests
+from graphctx.contracts.graph.lifecycle import LifecycleTests
 from graphctx.contracts.graph.ordering import OrderingTests
 from graphctx.contracts.graph.path import ShortestPathTests
 from graphctx.contracts.graph.stats import ScopeClearTests, ScopeStatsTests
@@ -39,6 +43,9 @@ class GraphStoreCoreContract(
     ErrorTests,
     FreshStoreTests,
     DurabilityTests,
+    ExactLookupTests,
+    BoundaryTests,
+    LifecycleTests,
 ):
     """The entity and fact templates, with isolation, injection, ordering, errors, a fresh store, and
     close / reopen.
@@ -54,6 +61,7 @@ class GraphStoreContract(
     ScopeStatsTests,
     ScopeClearTests,
     ClampTests,
+    IsolationDepthTests,
 ):
     """The whole GraphStore contract: the core plus neighbourhood, shortest path, statistics, clear
     and the clamps. This is what the reference SQLite store passes.

@@ -3,30 +3,41 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
+from graphctx.contracts import datasets
 from graphctx.contracts._base import has_capability
 from graphctx.contracts._markers import contract_skip, requires
 from graphctx.contracts.graph._common import (
+    DELETE,
     FACTS,
+    FIND,
     FROM_ROOTS,
     GET,
     HASHES,
+    INVALIDATE,
+    STATS,
     UPSERT,
     _GraphSubject,
     all_hashes,
+    delete_entities,
     ent,
     entity_view,
     expected_entity,
     expected_fact,
     expected_from_roots,
     fact_view,
+    find_exact,
     from_roots,
     get_entities,
     ids,
+    invalidate,
     load,
     memory,
+    modified,
+    stats,
     upsert_entities,
 )
 from graphctx.errors import BackendError
@@ -100,5 +111,40 @@ class DurabilityTests(_GraphSubject):
             got_facts = from_roots(reopened, scope, ids(entities), include_invalid=True).facts
             assert [fact_view(f) for f in got_facts] == [expected_fact(f, scope) for f in want]
             assert all_hashes(reopened, scope) == sorted((e.id, e.content_hash) for e in entities)
+        finally:
+            reopened.close()
+
+    @requires(UPSERT, FACTS, GET, HASHES, FROM_ROOTS, FIND, DELETE, INVALIDATE, STATS)
+    def test_close_then_reopen_keeps_every_kind_of_write(
+        self, graph_store: GraphStore, scope: Scope, request: pytest.FixtureRequest
+    ) -> None:
+        """Upserts, replaces that change aliases, invalidations, deletes and a re-created id all survive
+        a reopen: every read answers as it did before close() (since 1.2.0)."""
+        reopen = self._reopener(request)
+        entities, facts = memory()
+        load(graph_store, scope, entities, facts)
+        renamed = modified(entities[1], aliases=("new-alias",), summary="replaced")
+        upsert_entities(graph_store, scope, [renamed])
+        open_fact = next(f for f in facts if f.valid_to is None and f.object_id is not None)
+        invalidate(graph_store, scope, [open_fact.id], datasets.T_CHANGE)
+        delete_entities(graph_store, scope, ["db-redis", "inc-1"])
+        upsert_entities(graph_store, scope, [ent("inc-1", "re-created incident")])
+        all_ids = [*ids(entities), "inc-1"]
+
+        def snapshot(store: GraphStore) -> list[Any]:
+            return [
+                [entity_view(e) for e in get_entities(store, scope, all_ids)],
+                [(m.entity.id, m.field) for m in find_exact(store, scope, ["pgw", "new-alias", "redis"])],
+                [fact_view(f) for f in from_roots(store, scope, all_ids, include_invalid=True).facts],
+                all_hashes(store, scope),
+                stats(store, scope).model_dump(exclude={"valid_facts"}),
+            ]
+
+        before = snapshot(graph_store)
+        assert before[1] == [("svc-pay", "alias")]
+        graph_store.close()
+        reopened = reopen(graph_store)
+        try:
+            assert snapshot(reopened) == before
         finally:
             reopened.close()

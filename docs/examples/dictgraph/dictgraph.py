@@ -306,9 +306,13 @@ class DictGraphStore(TemplateDispatch):
         count = 0
         for fact_id in unique(p.ids):
             f = data.facts.get(fact_id)
+            if f is None:
+                continue
+            # never before it starts: a fact invalidated before its valid_from ends at its valid_from
+            end = max(valid_to, f.valid_from) if f.valid_from else valid_to
             # only ever shortens validity: a later valid_to never revives a closed fact
-            if f is not None and (f.valid_to is None or f.valid_to > valid_to):
-                data.facts[fact_id] = f.model_copy(update={"valid_to": valid_to, "updated_at": now})
+            if f.valid_to is None or f.valid_to > end:
+                data.facts[fact_id] = f.model_copy(update={"valid_to": end, "updated_at": now})
                 count += 1
         return t.CountResult(count=count)
 
