@@ -486,7 +486,7 @@ def judge(plan: Plan, result: Run) -> tuple[list[Check], dict[str, Any]]:
         for r in mine:
             ran[r["test"]] = ran.get(r["test"], 0) + 1
         missing = {n: c - ran.get(n, 0) for n, c in expected.items() if ran.get(n, 0) < c}
-        extra = sorted(n for n in ran if n not in expected)
+        extra = sorted(n for n, c in ran.items() if c > expected.get(n, 0))
         missing_total += sum(missing.values())
         extra_total += len(extra)
         counts: dict[str, int] = {}

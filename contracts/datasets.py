@@ -14,11 +14,39 @@ from numpy.typing import NDArray
 from graphctx.kernel.ports import LexicalDoc, VectorRecord
 from graphctx.model import Entity, Fact
 
-DATASET_VERSION = 2
+DATASET_VERSION = 3
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 T_CHANGE = datetime(2025, 6, 1, tzinfo=UTC)
 T_NOW = datetime(2025, 11, 29, 12, 0, tzinfo=UTC)
+T_MICRO = datetime(2025, 3, 4, 5, 6, 7, 123457, tzinfo=UTC)
+"""An instant with microseconds (odd, so a store rounding to milliseconds is caught too)."""
+
+CONTROL_CHARACTERS = "".join(chr(c) for c in (*range(1, 32), 0x7F)) + "\u2028\u2029\ufeff\u200b"
+"""Every C0 control character but NUL (no stored text holds NUL), DEL, line/paragraph separators, a
+byte-order mark and a zero-width space: kept exactly, never stripped or escaped."""
+LARGE_SCOPE = 2_100
+"""Records in a large scope: more than any page (1,000) or `IN` list (999) a backend may cut at."""
+LARGE_TIES = 150
+"""Records that tie: more than any limit (100) plus any over-fetch an adapter may add."""
+
+
+def sized(n_bytes: int, char: str = "é") -> str:
+    """A text of exactly `n_bytes` UTF-8 bytes ending in a multi-byte character (a store that cuts by
+    characters, or by bytes mid-character, is caught)."""
+    return "x" * (n_bytes - len(char.encode())) + char
+
+
+def large_ids(n: int) -> list[str]:
+    """Ids that order differently by code point, by byte, by case-insensitive collation and by
+    length: upper and lower case, digits, punctuation, accents, CJK, prefixes of one another."""
+    stems = ["a", "A", "a-", "a0", "aa", "B", "b", "é", "É", "z", "Z", "日本", "~", "0", "9-"]
+    made = [
+        f"{stems[i % len(stems)]}{i:05d}" if i % 7 else stems[i % len(stems)] * (1 + i % 3) + str(i)
+        for i in range(n)
+    ]
+    assert len(set(made)) == n, "the contract's ids collide"
+    return made
 
 
 def _entity(id: str, name: str, type: str = "thing", **kw: object) -> Entity:

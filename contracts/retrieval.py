@@ -133,6 +133,22 @@ def names(envelope: dict[str, Any]) -> list[str]:
     return [item["name"] for item in envelope.get("items", [])]
 
 
+class _Relabelling:
+    """An index that searches other scopes too and stamps the caller's scope on their hits."""
+
+    def __init__(self, inner: Any, others: Sequence[Scope]) -> None:
+        self._inner, self._others = inner, list(others)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def search(self, scope: Scope, query: Any, k: int) -> list[Any]:
+        hits = list(self._inner.search(scope, query, k))
+        for other in self._others:
+            hits += [h.model_copy(update=scope.as_dict()) for h in self._inner.search(other, query, k)]
+        return hits
+
+
 class RetrievalHarness(ContractBase):
     """Fixtures and hooks of the read-trunk contract. Adapter authors override `stores`, and may
     override the hook `make_service`; every other member is part of the contract (the guard checks).
@@ -334,6 +350,29 @@ class RetrievalIsolationTests(RetrievalHarness):
             env = service.path(scope, source, target, include_ids=True)
             assert env["found"] is True, (source, target)
             assert collided[scope] in self.assert_isolated(env, scope, collided)
+
+    def test_recall_keeps_relabelled_foreign_hits_out_through_hydration(
+        self, stores: Stores, collided: dict[Scope, str], scope: Scope
+    ) -> None:
+        """Indexes that return the other scopes' hits stamped with the caller's scope (so the core's
+        re-check cannot tell them apart) still cannot leak: the graph hydrates only the caller's own
+        entities, so the foreign hits are dropped as missing or stale. Since 1.2.0."""
+        others = [s for s in collided if s != scope]
+        lying = Stores(
+            graph=stores.graph,
+            lexical=_Relabelling(stores.lexical, others),
+            journal=stores.journal,
+            vector=_Relabelling(stores.vector, others) if stores.vector is not None else None,
+            embedder=stores.embedder,
+        )
+        service = self.make_service(lying)
+        try:
+            for query in RECALL_QUERIES:
+                env = service.recall(scope, query, depth=2, include_ids=True)
+                self.assert_isolated(env, scope, collided)
+            assert "zanzibar vault" not in names(service.recall(scope, "zanzibar vault"))
+        finally:
+            service.close()
 
     def test_explain_other_scope_only_name_is_not_found(
         self, service: ContextService, collided: dict[Scope, str], scope: Scope

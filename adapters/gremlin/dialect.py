@@ -30,8 +30,9 @@ The graph model every dialect shares (see docs/operations.md, "graphctx on a Tin
 Every traversal starts from vertices or edges bound to the scope and re-checks the scope (`scoped`)
 on every hop and on both endpoints of every edge.
 
-Stability: this interface is what the HugeGraph adapter builds on. Changes are listed at the top of
-/work/helpers/gremlin-dialect-changes.md.
+Stability: this interface is what the HugeGraph adapter builds on. Changes are listed in the dialect
+changelog of docs/gremlin-dialects.md, with what each hook decides and server notes (JanusGraph,
+Neptune-style endpoints).
 """
 
 from __future__ import annotations

@@ -9,11 +9,12 @@ at 999, a scroll of 1,000) or orders a page by storage order fails here. Since 1
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
 from graphctx import bounds
+from graphctx.contracts import datasets
 from graphctx.contracts._markers import requires
 from graphctx.contracts.graph._common import (
     FACTS,
@@ -47,32 +48,12 @@ from graphctx.model import Entity, Fact
 from graphctx.scope import Scope
 
 MICRO = timedelta(microseconds=1)
-T_MICRO = datetime(2025, 3, 4, 5, 6, 7, 123457, tzinfo=UTC)
-"""An instant with microseconds (odd, so a store rounding to milliseconds is caught too)."""
-CONTROL = "".join(chr(c) for c in (*range(1, 32), 0x7F)) + "\u2028\u2029\ufeff\u200b"
-"""Every C0 control character but NUL (no stored text holds NUL), DEL, line/paragraph separators,
-a byte-order mark and a zero-width space: kept exactly, never stripped or escaped."""
-LARGE = 2_100
-"""Entities in the large scope: more than any page (1,000) or `IN` list (999) a backend may cut at."""
-TIES = 150
-"""Equal names: more than find_exact's limit (100) plus any over-fetch a store might add."""
-
-
-def sized(n_bytes: int, char: str = "é") -> str:
-    """A text of exactly `n_bytes` UTF-8 bytes ending in a multi-byte character (a store that cuts
-    by characters, or by bytes mid-character, is caught)."""
-    head = "x" * (n_bytes - len(char.encode()))
-    return head + char
-
-
-def large_ids(n: int) -> list[str]:
-    """Ids that order differently by code point, by byte, by case-insensitive collation and by
-    length: upper and lower case, digits, punctuation, accents, CJK, prefixes of one another."""
-    stems = ["a", "A", "a-", "a0", "aa", "B", "b", "é", "É", "z", "Z", "日本", "~", "0", "9-"]
-    made = [f"{stems[i % len(stems)]}{i:05d}" if i % 7 else stems[i % len(stems)] * (1 + i % 3) + str(i)
-            for i in range(n)]  # fmt: skip
-    assert len(set(made)) == n, "the contract's ids collide"
-    return made
+T_MICRO = datasets.T_MICRO
+CONTROL = datasets.CONTROL_CHARACTERS
+LARGE = datasets.LARGE_SCOPE
+TIES = datasets.LARGE_TIES
+sized = datasets.sized
+large_ids = datasets.large_ids
 
 
 class BoundaryTests(_GraphSubject):

@@ -81,6 +81,8 @@ CROSSING = (
     ("r", "ghost", "calls"),
 )
 OWN_TAG = "depth-own-5e1"
+WHERE = ("memory", "graph")
+"""The scope under test: a tenant's memory (graph_id ""), or a shared code graph."""
 
 
 def _tag(scope: Scope) -> str:
@@ -130,13 +132,11 @@ def crossing_scopes(scope: Scope, where: str) -> Crossed:
 class IsolationDepthTests(_GraphSubject):
     """Traversals never cross a scope boundary at any hop (module docstring). Since 1.2.0."""
 
-    @pytest.fixture(params=["memory", "graph"])
-    def crossed(
-        self, graph_store: GraphStore, scope: Scope, request: pytest.FixtureRequest
-    ) -> Iterator[Crossed]:
+    @pytest.fixture
+    def crossed(self, graph_store: GraphStore, scope: Scope, where: str) -> Iterator[Crossed]:
         """The scope (tenant memory, or a shared code graph) crowded by adversaries on every side;
         half of them loaded before its own data, half after. Cleared afterwards when the store can."""
-        crossed = crossing_scopes(scope, request.param)
+        crossed = crossing_scopes(scope, where)
         first, later = crossed.adversaries[::2], crossed.adversaries[1::2]
         for adversary in first:
             load(graph_store, adversary, *_data(_tag(adversary), adversary=True))
@@ -185,6 +185,7 @@ class IsolationDepthTests(_GraphSubject):
             ),
         ],
     )
+    @pytest.mark.parametrize("where", WHERE)
     @requires(UPSERT, FACTS, NEIGHBOURHOOD)
     def test_isolation_depth_neighbourhood_at_each_hop(
         self,
@@ -204,6 +205,7 @@ class IsolationDepthTests(_GraphSubject):
         assert [(s, o) for s, _, o in edge_triples(got.edges)] == edges, what
         assert (got.truncated, got.omitted) == (False, 0), f"{what}: other scopes' edges were counted as cut"
 
+    @pytest.mark.parametrize("where", WHERE)
     @requires(UPSERT, FACTS, NEIGHBOURHOOD)
     def test_isolation_depth_roots_at_the_second_hop(self, graph_store: GraphStore, crossed: Crossed) -> None:
         """Roots deep in the chain, and several at once: still only the scope's own graph."""
@@ -216,6 +218,7 @@ class IsolationDepthTests(_GraphSubject):
             self._assert_depth_own(got, crossed, f"neighbourhood({roots})")
             assert node_ids(got) == nodes, roots
 
+    @pytest.mark.parametrize("where", WHERE)
     @requires(UPSERT, FACTS, NEIGHBOURHOOD)
     def test_isolation_depth_limits_count_only_own_edges(
         self, graph_store: GraphStore, crossed: Crossed
@@ -233,6 +236,7 @@ class IsolationDepthTests(_GraphSubject):
         assert node_ids(got) == [(0, "r"), (1, "a")]
         assert (got.truncated, got.omitted) == (True, 1)  # a -> b, the one own step past the limit
 
+    @pytest.mark.parametrize("where", WHERE)
     @requires(UPSERT, FACTS, PATH)
     def test_isolation_depth_shortest_path_takes_no_foreign_shortcut(
         self, graph_store: GraphStore, crossed: Crossed
@@ -256,6 +260,7 @@ class IsolationDepthTests(_GraphSubject):
                 ), f"a path from r to {target} ({direction}) exists only through other scopes"
         assert shortest_path(graph_store, scope, "r", "ghost") == t.PathResult()
 
+    @pytest.mark.parametrize("where", WHERE)
     @requires(UPSERT, FACTS, FROM_ROOTS)
     def test_isolation_depth_facts_from_roots_at_each_hop(
         self, graph_store: GraphStore, crossed: Crossed

@@ -134,14 +134,24 @@ class DurabilityTests(_GraphSubject):
         def snapshot(store: GraphStore) -> list[Any]:
             return [
                 [entity_view(e) for e in get_entities(store, scope, all_ids)],
-                [(m.entity.id, m.field) for m in find_exact(store, scope, ["pgw", "new-alias", "redis"])],
+                [
+                    [(m.entity.id, m.field) for m in find_exact(store, scope, [probe])]
+                    for probe in (
+                        "pgw",
+                        "PAY-502-UPSTREAM",
+                        "new-alias",
+                        "redis",
+                        "checkout",
+                        "payment-gateway",
+                    )
+                ],
                 [fact_view(f) for f in from_roots(store, scope, all_ids, include_invalid=True).facts],
                 all_hashes(store, scope),
                 stats(store, scope).model_dump(exclude={"valid_facts"}),
             ]
 
         before = snapshot(graph_store)
-        assert before[1] == [("svc-pay", "alias")]
+        assert before[1][:4] == [[], [], [("svc-pay", "alias")], []]
         graph_store.close()
         reopened = reopen(graph_store)
         try:

@@ -1,72 +1,25 @@
-"""The GraphStore contract, congruence with SQLite, and the read-trunk contract against a live Apache
-HugeGraph 1.5 server: REST at GRAPHCTX_TEST_HUGEGRAPH_URL, Gremlin at GRAPHCTX_TEST_HUGEGRAPH_GREMLIN_URL.
-Collected only when the REST URL is set (see conftest.py); the native server: compose/native/up hugegraph.
-
-The server is shared: every test works in its own unique scopes, so nothing is wiped between tests."""
+"""A live Apache HugeGraph 1.5 server (REST at GRAPHCTX_TEST_HUGEGRAPH_URL, Gremlin at
+GRAPHCTX_TEST_HUGEGRAPH_GREMLIN_URL), certified by `graphctx certify hugegraph` through its entry
+point, which reads its own GRAPHCTX_HUGEGRAPH_* variables as in a deployment. Collected only when the
+REST URL is set (see conftest.py); the native server: compose/native/up hugegraph."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
-import pytest
-
-from graphctx import registry
-from graphctx.adapters.hugegraph import HugeGraphSettings, HugeGraphStore
-from graphctx.contracts.congruence import GraphCongruenceContract
-from graphctx.contracts.graph import GraphStoreContract
-from graphctx.contracts.retrieval import RetrievalContract
-from graphctx.kernel.stores import Stores, open_stores
-from graphctx.settings import Settings
+from certify_run import certify
+from test_certificates import assert_certified, certificate_dir
 
 URL = os.environ.get("GRAPHCTX_TEST_HUGEGRAPH_URL", "http://127.0.0.1:18080")
 GREMLIN_URL = os.environ.get("GRAPHCTX_TEST_HUGEGRAPH_GREMLIN_URL", "ws://127.0.0.1:18182/gremlin")
 
 
-def _open() -> HugeGraphStore:
-    store = HugeGraphStore(HugeGraphSettings(url=URL, gremlin_url=GREMLIN_URL, pool_size=2))
-    store.ensure_schema()
-    return store
-
-
-@pytest.fixture
-def hugegraph_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The adapter reads its own GRAPHCTX_HUGEGRAPH_* variables, as in a deployment."""
-    monkeypatch.setenv("GRAPHCTX_HUGEGRAPH_URL", URL)
-    monkeypatch.setenv("GRAPHCTX_HUGEGRAPH_GREMLIN_URL", GREMLIN_URL)
-    monkeypatch.setenv("GRAPHCTX_HUGEGRAPH_POOL_SIZE", "2")
-
-
-class TestHugeGraphStore(GraphStoreContract):
-    """The store as the service opens it: entry point `hugegraph`, schema bootstrapped over REST."""
-
-    @pytest.fixture
-    def graph_store(self, hugegraph_env: None, tmp_path: Path) -> Iterator[Any]:
-        store = registry.factory("graph", "hugegraph")(Settings(data_dir=tmp_path))
-        yield store
-        store.close()
-
-    @pytest.fixture
-    def reopen_graph_store(self) -> Callable[[Any], Any]:
-        """A new client on the same server: the data lives in the server, not in the client."""
-        return lambda store: _open()
-
-
-class TestHugeGraphCongruence(GraphCongruenceContract):
-    @pytest.fixture
-    def graph_store(self) -> Iterator[HugeGraphStore]:
-        store = _open()
-        yield store
-        store.close()
-
-
-class TestHugeGraphRetrieval(RetrievalContract):
-    """The read trunk over HugeGraph with the embedded lexical (tantivy) and vector (qdrant-edge) indexes."""
-
-    @pytest.fixture
-    def stores(self, hugegraph_env: None, tmp_path: Path) -> Stores:
-        return open_stores(
-            Settings(data_dir=tmp_path / "data", embedder="hashing", graph_backend="hugegraph")
-        )
+def test_hugegraph_is_certified(tmp_path: Path) -> None:
+    env = {
+        "GRAPHCTX_HUGEGRAPH_URL": URL,
+        "GRAPHCTX_HUGEGRAPH_GREMLIN_URL": GREMLIN_URL,
+        "GRAPHCTX_HUGEGRAPH_POOL_SIZE": "2",
+    }
+    run = certify(["hugegraph"], certificate_dir("hugegraph", tmp_path), env=env)
+    assert_certified(run, "hugegraph")

@@ -1,4 +1,5 @@
-"""The lexical contract against our tantivy adapter, on disk and in RAM."""
+"""The lexical contract under plain pytest against our tantivy adapter on disk (the entry point, and the
+in-RAM variant, are certified by `graphctx certify` in test_certificates.py)."""
 
 from __future__ import annotations
 
@@ -15,13 +16,5 @@ class TestTantivyOnDisk(LexicalIndexContract):
     @pytest.fixture
     def lexical_index(self, tmp_path: Path) -> Iterator[TantivyLexicalIndex]:
         index = TantivyLexicalIndex(tmp_path / "lexical")
-        yield index
-        index.close()
-
-
-class TestTantivyInRam(LexicalIndexContract):
-    @pytest.fixture
-    def lexical_index(self) -> Iterator[TantivyLexicalIndex]:
-        index = TantivyLexicalIndex(None)
         yield index
         index.close()

@@ -1,14 +1,14 @@
-"""The vector contract against our Qdrant adapters: qdrant-edge on disk, and qdrant-client's local mode
-(on disk) standing in for the server code path (the same ClientVectorIndex class a server uses)."""
+"""The vector contract under plain pytest against qdrant-client's local mode in memory (the same
+ClientVectorIndex class a server uses). qdrant-edge and local mode on disk, as the entry points open
+them, are certified by `graphctx certify` in test_certificates.py."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Iterator
 
 import pytest
 
-from graphctx.adapters.qdrant import ClientVectorIndex, EdgeVectorIndex
+from graphctx.adapters.qdrant import ClientVectorIndex
 from graphctx.contracts.datasets import FakeEmbedder
 from graphctx.contracts.vector import VectorIndexContract
 
@@ -16,28 +16,12 @@ DIMENSION = 32
 MODEL_ID = FakeEmbedder(DIMENSION).model_id
 
 
-class TestQdrantEdge(VectorIndexContract):
+class TestQdrantClientInMemory(VectorIndexContract):
+    """In memory: nothing to reopen another model's collection on, so the model test skips (naming
+    the hook), and the large-shard test skips (local mode declares small_shards_only)."""
+
     @pytest.fixture
-    def vector_index(self, tmp_path: Path) -> Iterator[EdgeVectorIndex]:
-        index = EdgeVectorIndex(tmp_path / "vectors", MODEL_ID, DIMENSION)
+    def vector_index(self) -> Iterator[ClientVectorIndex]:
+        index = ClientVectorIndex(":memory:", MODEL_ID, DIMENSION)
         yield index
         index.close()
-
-    @pytest.fixture
-    def vector_index_for_model(self, tmp_path: Path) -> Callable[[str], EdgeVectorIndex]:
-        """Another model's shard in the same directory."""
-        return lambda model_id: EdgeVectorIndex(tmp_path / "vectors", model_id, DIMENSION)
-
-
-class TestQdrantClientLocal(VectorIndexContract):
-    """Local mode on a directory (durable), so another model's collection can open on the same store."""
-
-    @pytest.fixture
-    def vector_index(self, tmp_path: Path) -> Iterator[ClientVectorIndex]:
-        index = ClientVectorIndex(str(tmp_path / "local"), MODEL_ID, DIMENSION)
-        yield index
-        index.close()
-
-    @pytest.fixture
-    def vector_index_for_model(self, tmp_path: Path) -> Callable[[str], ClientVectorIndex]:
-        return lambda model_id: ClientVectorIndex(str(tmp_path / "local"), model_id, DIMENSION)

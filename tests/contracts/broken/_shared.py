@@ -8,15 +8,27 @@ collect it there, under that file's node ids.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import ClassVar
+import sqlite3
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 
-from graphctx.adapters.sqlite import SqliteGraphStore
+from graphctx.adapters.qdrant import EdgeVectorIndex
+from graphctx.adapters.sqlite import SqliteGraphStore, codec, traversal
+from graphctx.adapters.sqlite.db import Key, json_list, ts
+from graphctx.adapters.sqlite.entities import get_by_ids
 from graphctx.adapters.tantivy import TantivyLexicalIndex
+from graphctx.contracts.datasets import FakeEmbedder
 from graphctx.contracts.graph import GraphStoreContract
 from graphctx.contracts.lexical import LexicalIndexContract
+from graphctx.contracts.vector import VectorIndexContract
+from graphctx.kernel import templates as t
+from graphctx.kernel import walk
+from graphctx.kernel.dispatch import Handler
+from graphctx.scope import Scope
+from graphctx.settings import Settings
 
 
 class InMemorySqlite:
@@ -50,3 +62,164 @@ class TestControlSqlite(InMemorySqlite, GraphStoreContract):
 
 class TestControlTantivy(InRamTantivy, LexicalIndexContract):
     """The lexical contract on the unbroken in-RAM tantivy index."""
+
+
+class OnDiskSqlite:
+    """`graph_store` on a file in `tmp_path`, and the `reopen_graph_store` hook that opens it again:
+    for defects that only show across a reopen."""
+
+    store_class: ClassVar[type[SqliteGraphStore]] = SqliteGraphStore
+
+    @pytest.fixture
+    def graph_store(self, tmp_path: Path) -> Iterator[SqliteGraphStore]:
+        store = self.store_class(tmp_path / "graph.db")
+        store.ensure_schema()
+        yield store
+        store.close()
+
+    @pytest.fixture
+    def reopen_graph_store(self, tmp_path: Path) -> Callable[[Any], SqliteGraphStore]:
+        def reopen(store: Any) -> SqliteGraphStore:
+            again = self.store_class(tmp_path / "graph.db")
+            again.ensure_schema()
+            return again
+
+        return reopen
+
+
+class TestControlSqliteOnDisk(OnDiskSqlite, GraphStoreContract):
+    """The graph contract on the unbroken SQLite store in a file, with the reopen hook."""
+
+
+class InDirQdrantEdge:
+    """`vector_index`: a fresh qdrant-edge `index_class` in `tmp_path`, and the model hook."""
+
+    index_class: ClassVar[type[EdgeVectorIndex]] = EdgeVectorIndex
+    dimension: ClassVar[int] = 32
+
+    @pytest.fixture
+    def vector_index(self, tmp_path: Path) -> Iterator[EdgeVectorIndex]:
+        index = self.index_class(tmp_path / "vectors", FakeEmbedder(self.dimension).model_id, self.dimension)
+        yield index
+        index.close()
+
+    @pytest.fixture
+    def vector_index_for_model(self, tmp_path: Path) -> Callable[[str], EdgeVectorIndex]:
+        return lambda model_id: self.index_class(tmp_path / "vectors", model_id, self.dimension)
+
+
+class TestControlQdrantEdge(InDirQdrantEdge, VectorIndexContract):
+    """The vector contract on the unbroken qdrant-edge index."""
+
+
+def graph_factory(store_class: type[SqliteGraphStore]) -> Callable[[Settings], SqliteGraphStore]:
+    """A `graphctx certify` factory for a broken store class: a file in the settings' data dir."""
+
+    def create(settings: Settings) -> SqliteGraphStore:
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        store = store_class(settings.data_dir / "graph.db")
+        store.ensure_schema()
+        return store
+
+    return create
+
+
+# ---- traversals that bind the scope on the first hop only ----------------------------------------
+
+_HOP = """
+SELECT * FROM (
+  SELECT f.*, f.{near} AS near, f.{far} AS far,
+         ROW_NUMBER() OVER (PARTITION BY f.{near} ORDER BY {order}) AS rn,
+         COUNT(*) OVER (PARTITION BY f.{near}) AS total
+  FROM facts AS f
+  JOIN entities AS s ON {s} s.id = f.subject_id
+  JOIN entities AS o ON {o} o.id = f.object_id
+  WHERE {f} f.{near} IN (SELECT value FROM json_each(?4))
+    AND (?5 = 0 OR f.predicate IN (SELECT value FROM json_each(?6)))
+    AND (f.valid_from IS NULL OR f.valid_from <= ?7) AND (f.valid_to IS NULL OR f.valid_to > ?7)
+) WHERE rn <= ?8
+"""
+_FIELDS = {"tenant_id": "?1", "namespace": "?2", "graph_id": "?3"}
+
+
+def hop_sql(direction: str, bound: frozenset[str]) -> str:
+    """The reference hop query binding only the scope fields in `bound` (on the fact and both ends)."""
+    near, far = ("subject_id", "object_id") if direction == "out" else ("object_id", "subject_id")
+    order = "f.predicate, f.object_id, f.id" if direction == "out" else "f.subject_id, f.predicate, f.id"
+
+    def on(alias: str) -> str:
+        return "".join(f"{alias}.{c} = {p} AND " for c, p in _FIELDS.items() if c in bound)
+
+    return _HOP.format(near=near, far=far, order=order, s=on("s"), o=on("o"), f=on("f"))
+
+
+class LaterHopsBind(SqliteGraphStore):
+    """Neighbourhood and shortest path whose first hop binds the whole scope and whose later hops
+    bind only `later_hops_bind` (the defect: a subclass names what it forgets)."""
+
+    later_hops_bind: ClassVar[frozenset[str]] = frozenset(_FIELDS)
+
+    def handlers(self) -> Mapping[str, Handler]:
+        return {
+            **super().handlers(),
+            t.NEIGHBOURHOOD.name: self._bind(self._neighbourhood),
+            t.SHORTEST_PATH.name: self._bind(self._path),
+        }
+
+    def _hop(self, conn: sqlite3.Connection, key: Key, p: Any, as_of: str, per_node: int) -> Any:
+        calls = [0]
+
+        def hop(frontier: Sequence[str]) -> walk.Hop:
+            calls[0] += 1
+            if calls[0] == 1:
+                return traversal.hop(
+                    conn, key, frontier, direction=p.direction, edge_types=p.edge_types, as_of=as_of,
+                    per_node=per_node,
+                )  # fmt: skip
+            steps, cut = [], 0
+            bound = (*key, json_list(frontier), len(p.edge_types), json_list(p.edge_types), as_of, per_node)
+            for d in {"out": ("out",), "in": ("in",), "both": ("out", "in")}[p.direction]:
+                for row in conn.execute(hop_sql(d, self.later_hops_bind), bound):
+                    if row["rn"] == 1:
+                        cut += max(0, row["total"] - per_node)
+                    steps.append(walk.Step(row["near"], row["far"], codec.fact(row)))
+            steps.sort(key=walk.step_order)
+            return walk.Hop(steps, cut)
+
+        return hop
+
+    def _neighbourhood(self, conn: sqlite3.Connection, key: Key, p: t.NeighbourhoodParams, now: str) -> Any:
+        as_of = ts(p.as_of) or now
+        return walk.neighbourhood(
+            [e.id for e in get_by_ids(conn, key, p.roots)],
+            depth=p.depth,
+            limit=p.limit,
+            hop=self._hop(conn, key, p, as_of, p.per_direction_limit),
+            hydrate=lambda ids: get_by_ids(conn, key, ids),
+        )
+
+    def _path(self, conn: sqlite3.Connection, key: Key, p: t.ShortestPathParams, now: str) -> Any:
+        as_of = ts(p.as_of) or now
+        return walk.shortest_path(
+            p.source,
+            p.target,
+            max_depth=p.max_depth,
+            hop=self._hop(conn, key, p, as_of, 2**62),
+            hydrate=lambda ids: get_by_ids(conn, key, ids),
+        )
+
+
+# ---- index wrappers that know every scope they were given ---------------------------------------
+
+
+class RemembersScopes:
+    """Mixin for an index: records every scope written to, so a broken search can reach them."""
+
+    def _remember(self, scope: Scope) -> None:
+        seen: set[Scope] = self.__dict__.setdefault("_scopes_seen", set())
+        seen.add(scope)
+
+    def scopes_seen(self) -> list[Scope]:
+        return sorted(
+            self.__dict__.get("_scopes_seen", set()), key=lambda s: (s.tenant_id, s.namespace, s.graph_id)
+        )
