@@ -84,7 +84,8 @@ class BoundaryTests(_GraphSubject):
     @requires(UPSERT, FACTS, GET, FROM_ROOTS, FIND)
     def test_texts_at_their_bounds_round_trip(self, graph_store: GraphStore, scope: Scope) -> None:
         """Every text exactly at its bound (id 512 B, name and alias 1 KiB, 64 aliases, summary and
-        fact value 4 KiB, selectors 4 KiB) comes back byte for byte and is found by equality."""
+        fact value 4 KiB, selectors 4 KiB, indexed-only search text 16 KiB) comes back byte for byte
+        and is found by equality."""
         big = Entity(
             id=sized(bounds.ID_BYTES),
             name=sized(bounds.NAME_BYTES, "名"),
@@ -100,6 +101,7 @@ class BoundaryTests(_GraphSubject):
             path=sized(bounds.SELECTOR_BYTES, "/"),
             signature=sized(bounds.SELECTOR_BYTES, ")"),
             source=sized(bounds.SELECTOR_BYTES, "s"),
+            search_text=sized(bounds.SEARCH_TEXT_BYTES, "t"),
         )
         other = ent("other")
         value = Fact(
@@ -140,6 +142,7 @@ class BoundaryTests(_GraphSubject):
             lambda: ent("x", aliases=tuple(f"a{i}" for i in range(bounds.ALIASES_PER_ENTITY + 1))),
             lambda: ent("x", summary=sized(bounds.SUMMARY_BYTES + 1)),
             lambda: ent("x", qualified_name=sized(bounds.SELECTOR_BYTES + 1)),
+            lambda: ent("x", search_text=sized(bounds.SEARCH_TEXT_BYTES + 1)),
             lambda: Fact(subject_id="x", predicate="note", value=sized(bounds.FACT_VALUE_BYTES + 1)),
             lambda: ent("x", "has\x00nul"),
         ]

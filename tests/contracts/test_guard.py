@@ -399,7 +399,11 @@ def test_each_harness_declares_its_hooks() -> None:
     assert contract_hooks(GraphStoreContract) == {"graph_store", "reopen_graph_store"}
     assert contract_hooks(GraphCongruenceContract) == {"graph_store", "reopen_graph_store"}
     assert contract_hooks(LexicalIndexContract) == {"lexical_index", "assert_same_hits"}
-    assert contract_hooks(VectorIndexContract) == {"vector_index", "assert_same_hits"}
+    assert contract_hooks(VectorIndexContract) == {
+        "vector_index",
+        "assert_same_hits",
+        "vector_index_for_model",
+    }
     assert contract_hooks(RetrievalContract) == {"stores", "make_service"}
 
 

@@ -14,6 +14,7 @@ from _shared import InMemorySqlite, TestControlSqlite, graph_factory  # noqa: F4
 
 from graphctx.adapters.sqlite import SqliteGraphStore, codec
 from graphctx.adapters.sqlite.db import Key, json_list, stamp, ts
+from graphctx.adapters.sqlite.entities import _REPLACE
 from graphctx.contracts.graph import GraphStoreContract
 from graphctx.kernel import templates as t
 from graphctx.kernel.dispatch import Handler
@@ -33,12 +34,6 @@ def delete(conn: sqlite3.Connection, key: Key, p: t.EntityDeleteParams, now: str
 
 
 _EXISTS = f"SELECT 1 FROM entities WHERE {_IN} AND id = ?4"
-_INSERT = """
-INSERT INTO entities (
-    tenant_id, namespace, graph_id, id, name, name_key, type, aliases, summary, qualified_name, path,
-    line_start, line_end, signature, source, content_hash, created_at, updated_at
-) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)
-"""
 _ADD_ALIAS = "INSERT OR IGNORE INTO aliases VALUES (?1, ?2, ?3, ?4, ?5)"
 
 
@@ -55,7 +50,7 @@ class KeepsAliases(SqliteGraphStore):
             result = real[t.ENTITY_UPSERT.name](scope, p.model_copy(update={"entities": tuple(replaced)}))
             for e in new:  # the create path: insert, add aliases, clear nothing
                 created = ts(e.created_at) or stamp(self._clock())
-                conn.execute(_INSERT, (*key, *codec.entity_row(e), created, ts(e.updated_at) or created))
+                conn.execute(_REPLACE, (*key, *codec.entity_row(e), created, ts(e.updated_at) or created))
                 conn.executemany(_ADD_ALIAS, [(*key, a.casefold(), e.id) for a in e.aliases])
             return result.model_copy(update={"created": result.created + len(new)})
 
