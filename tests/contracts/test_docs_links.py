@@ -12,7 +12,6 @@ DOCS = [
     "docs/adapters.md",
     "docs/gremlin-dialects.md",
     "docs/contracts-changelog.md",
-    "tests/contracts/broken/README.md",
 ]
 LINK = re.compile(r"\]\(([^)#\s]*)(#[^)\s]*)?\)")
 
