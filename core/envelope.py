@@ -17,6 +17,7 @@ from graphctx.clock import iso
 from graphctx.errors import BudgetError
 from graphctx.kernel.templates import CATALOG_VERSION
 from graphctx.scope import Scope
+from graphctx.tokens import TokenCounter
 
 ENVELOPE_VERSION = 1
 _TIMING_PLACEHOLDER = 99999.999
@@ -51,8 +52,18 @@ class Option:
 class Budget:
     """Fits entries into an envelope so its JSON never exceeds `limit_bytes`."""
 
-    def __init__(self, envelope: dict[str, Any], max_tokens: int, byte_cap: int | None = None) -> None:
+    def __init__(
+        self,
+        envelope: dict[str, Any],
+        max_tokens: int,
+        byte_cap: int | None = None,
+        counter: TokenCounter | None = None,
+    ) -> None:
         self.envelope = envelope
+        self.counter = counter
+        if counter is not None:  # fixed-width room for the count, so reporting it never overflows
+            budget = envelope.setdefault("budget", {})
+            budget["counted"] = {"tokenizer": counter.name, "used_tokens": _TOKENS_PLACEHOLDER}
         self.limit = max_tokens * 4 if byte_cap is None else min(max_tokens * 4, byte_cap)
         envelope.setdefault("omissions", [])
         envelope["truncated"] = False
@@ -195,11 +206,21 @@ class Budget:
         self.envelope["timings_ms"] = {
             k: min(round(v, 3), _TIMING_PLACEHOLDER) for k, v in timings_ms.items()
         }
+        if self.counter is not None:
+            counted = min(self.counter.count(dumps(self.envelope)), _TOKENS_PLACEHOLDER)
+            self.envelope["budget"]["counted"] = {"tokenizer": self.counter.name, "used_tokens": counted}
         return self.envelope
 
 
 def open_envelope(
-    op: str, scope: Scope, *, as_of: datetime, backends: dict[str, str], max_tokens: int, rejected: int = 0
+    op: str,
+    scope: Scope,
+    *,
+    as_of: datetime,
+    backends: dict[str, str],
+    max_tokens: int,
+    rejected: int = 0,
+    counter: TokenCounter | None = None,
 ) -> tuple[dict[str, Any], Budget]:
     """A new answer of operation `op` (explain, path, neighbourhood and the code operations) and the
     budget it is placed under. `backends` is the stores' description (their provenance)."""
@@ -215,4 +236,4 @@ def open_envelope(
         "budget": {"max_tokens": max_tokens},
         "timings_ms": {"total": 0.0},
     }
-    return envelope, Budget(envelope, max_tokens)
+    return envelope, Budget(envelope, max_tokens, counter=counter)

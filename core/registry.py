@@ -16,6 +16,7 @@ GROUPS = {
     "embedder": "graphctx.embedders",
     "journal": "graphctx.journals",
     "keys": "graphctx.key_stores",
+    "token_counter": "graphctx.token_counters",
 }
 
 

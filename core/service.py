@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from graphctx import bounds, timeline
+from graphctx import bounds, registry, timeline
 from graphctx.clock import Clock, iso, utc_now
 from graphctx.code.indexer import Indexer, IndexProgress, IndexReport, check_excludes
 from graphctx.code.ops import DEFAULT_LIMIT, CodeOps
@@ -74,6 +74,10 @@ class ContextService:
         self.retriever = Retriever(
             stores, self._executor, self.clock, self.settings.deadline_s, self.settings.dense_deadline_s
         )
+        if self.settings.token_counter:
+            self.retriever.counter = registry.factory("token_counter", self.settings.token_counter)(
+                self.settings
+            )
         self.sync = IndexSync(stores)
         # one writer at a time keeps journal, graph and index order consistent; reads run concurrently
         # (each adapter is thread-safe on its own)
@@ -542,6 +546,7 @@ class ContextService:
             backends=self.stores.describe(),
             max_tokens=tokens,
             rejected=isolation.rejected,
+            counter=self.retriever.counter,
         )
 
     @staticmethod

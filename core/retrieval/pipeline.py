@@ -32,6 +32,7 @@ from graphctx.retrieval.fusion import Fused, rrf
 from graphctx.retrieval.isolation import Isolation
 from graphctx.retrieval.render import entity_card, fact_line, facts_about, item_options
 from graphctx.scope import Scope
+from graphctx.tokens import TokenCounter
 from graphctx.vectors import checked_vector
 
 
@@ -96,6 +97,8 @@ class Retriever:
         self.clock = clock
         self.deadline_s = deadline_s
         self.dense_deadline_s = dense_deadline_s
+        self.counter: TokenCounter | None = None
+        """A pinned tokenizer every answer is also counted with (graphctx.tokens); None: bytes/4 only."""
 
     # -- legs ---------------------------------------------------------------------------------
 
@@ -164,7 +167,7 @@ class Retriever:
         coverage["returned"] = len(selected)
 
         envelope = self._skeleton("recall", scope, as_of, tokens, legs, coverage, isolation)
-        budget = Budget(envelope, tokens, byte_cap=bounds.RECALL_JSON_BYTES)
+        budget = Budget(envelope, tokens, byte_cap=bounds.RECALL_JSON_BYTES, counter=self.counter)
         budget.require_fit("the envelope")
         facts: list[Fact] = []
         names: dict[str, str] = {c.entity.id: c.entity.display_name() for c in selected}
