@@ -11,8 +11,12 @@ Datasets:
   works with `--cranfield DIR`): one memory entity per document (name = title, summary = abstract),
   `recall`; nDCG@10 and nDCG@8 (recall answers at most 8 items) with gains 4/3/2/1.
 - **locomo** (`locomo10.json` or another file of that shape with `--locomo FILE`): one tenant per
-  conversation in ONE store, one memory entity per turn (summary "[session date] speaker: text");
-  `recall`; evidence recall@10 over categories 1-4, and the number of items from another tenant.
+  conversation in ONE store, one memory entity per turn (summary "[session date] speaker: text"), whose
+  indexed-only search text is the observation facts the dataset's authors extracted from that turn (what
+  a memory writer that summarises as it stores would keep; the reference systems index the same text);
+  `recall`; evidence recall@10 over categories 1-4: the share of a question's evidence turn ids among
+  the turns returned (graphctx: its at most 8 items; the references: their top 10), and the number of
+  items from another tenant.
 - **code** (a set built by `bench/build_code_set.py`): the docstring-stripped tree indexed with
   `graphctx index`, `search`; the query is the documentation's description of a definition; MRR@10,
   hit@1, recall@10. BM25, dense and RRF run over the stripped source of every definition.
@@ -116,6 +120,19 @@ def _session_dates(conv: dict[str, Any]) -> dict[str, str]:
     return out
 
 
+def _observations(sample: dict[str, Any]) -> dict[str, list[str]]:
+    """Turn id -> the observation facts the LoCoMo authors extracted from that turn."""
+    out: dict[str, list[str]] = {}
+    for per_speaker in sample.get("observation", {}).values():
+        for items in per_speaker.values():
+            for item in items:
+                if isinstance(item, list) and len(item) >= 2:
+                    cited = [item[1]] if isinstance(item[1], str) else item[1]
+                    for dia in _normalise_evidence(cited):
+                        out.setdefault(dia, []).append(str(item[0]))
+    return out
+
+
 def locomo(path: Path) -> Dataset:
     data = json.loads(path.read_text(encoding="utf-8"))
     docs: list[Doc] = []
@@ -124,6 +141,7 @@ def locomo(path: Path) -> Dataset:
         tenant = f"locomo-{n}"
         conv = sample["conversation"]
         dates = _session_dates(conv)
+        observed = _observations(sample)
         known: set[str] = set()
         for key in sorted(
             (k for k in conv if re.fullmatch(r"session_\d+", k) and isinstance(conv[k], list)),
@@ -144,7 +162,10 @@ def locomo(path: Path) -> Dataset:
                     "summary": text[:4000],
                     "source": f"{tenant}:{dia}",
                 }
-                docs.append(Doc(dia, text, tenant, entity))
+                notes = " ".join(observed.get(dia, []))
+                if notes:  # what a memory writer extracted from the turn: indexed, never shown
+                    entity["search_text"] = notes[:8000]
+                docs.append(Doc(dia, f"{text} {notes}".strip(), tenant, entity))
                 known.add(dia)
         for i, qa in enumerate(sample["qa"]):
             if qa.get("category") in (1, 2, 3, 4) and qa.get("evidence"):
