@@ -55,7 +55,9 @@ class Settings(BaseSettings):
 
     graph_backend: str = Field(default="sqlite", description="Graph store entry point name.")
     lexical_backend: str = Field(default="tantivy", description="Lexical index entry point name.")
-    vector_backend: str = Field(default="qdrant-edge", description="Vector index entry point name.")
+    vector_backend: str = Field(
+        default="flat", description="Vector index entry point name (flat, qdrant-edge, qdrant-server)."
+    )
     embedder: str = Field(default="wordllama", description="Embedder entry point name.")
     token_counter: str | None = Field(
         default=None,

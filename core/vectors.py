@@ -1,13 +1,17 @@
-"""Vector checks shared by every embedder and vector index."""
+"""Vector checks shared by every embedder and vector index, and the file-safe name of a collection."""
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 
 from graphctx.errors import InvalidVector
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def checked_vector(vector: Sequence[float] | NDArray[np.floating], dimension: int) -> NDArray[np.float32]:
@@ -26,8 +30,36 @@ def checked_vector(vector: Sequence[float] | NDArray[np.floating], dimension: in
     return (arr / norm).astype(np.float32)
 
 
+def valid_rows(matrix: NDArray[np.floating], dimension: int) -> tuple[NDArray[np.float32], NDArray[np.bool_]]:
+    """Every row checked at once: the L2-normalised float32 matrix and which rows are valid (finite,
+    non-zero). Invalid rows are zero in the result. InvalidVector when the shape is wrong."""
+    arr = np.asarray(matrix, dtype=np.float32)
+    if arr.ndim != 2 or arr.shape[1] != dimension:
+        raise InvalidVector(f"vectors have shape {arr.shape}, expected (n, {dimension})")
+    with np.errstate(over="ignore", invalid="ignore"):
+        norms = np.linalg.norm(arr, axis=1)
+        ok = np.isfinite(arr).all(axis=1) & np.isfinite(norms) & (norms > 0)
+    out = np.zeros_like(arr)
+    out[ok] = arr[ok] / norms[ok, None]
+    return out, ok
+
+
 def checked_matrix(matrix: NDArray[np.floating], rows: int, dimension: int) -> NDArray[np.float32]:
+    """A (rows, dimension) matrix whose every row passes `checked_vector`, normalised; InvalidVector
+    naming the first bad row otherwise."""
     arr = np.asarray(matrix, dtype=np.float32)
     if arr.shape != (rows, dimension):
         raise InvalidVector(f"embedding matrix has shape {arr.shape}, expected ({rows}, {dimension})")
-    return np.stack([checked_vector(row, dimension) for row in arr]) if rows else arr
+    if not rows:
+        return arr
+    out, ok = valid_rows(arr, dimension)
+    if not ok.all():
+        bad = int(np.flatnonzero(~ok)[0])
+        checked_vector(arr[bad], dimension)  # raises with the reason
+    return out
+
+
+def collection_name(model_id: str) -> str:
+    """File- and collection-safe; the hash keeps 'a/b' and 'a_b' in different collections."""
+    slug = _UNSAFE.sub("_", model_id).strip("._-")[:64] or "model"
+    return f"{slug}-{hashlib.sha256(model_id.encode()).hexdigest()[:8]}"

@@ -6,9 +6,7 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -18,7 +16,7 @@ from typing import Any, TypeVar
 from graphctx.errors import BackendError, ConfigError, InputError, ScopeError
 from graphctx.kernel.ports import Capabilities, VectorHit, VectorRecord
 from graphctx.scope import Scope
-from graphctx.vectors import checked_vector
+from graphctx.vectors import checked_vector, collection_name
 
 T = TypeVar("T")
 
@@ -34,7 +32,6 @@ PAGE = 1_000
 WRITE_BATCH = 256
 
 _POINT_NS = uuid.uuid5(uuid.NAMESPACE_URL, "https://graphctx.dev/ns/vector-point")
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 Payload = dict[str, Any]
 Point = tuple[str, list[float], Payload]
@@ -47,10 +44,7 @@ def check_identity(model_id: str, dimension: int) -> None:
         raise ConfigError(f"vector dimension must be an integer in 1..{MAX_DIMENSION}, got {dimension!r}")
 
 
-def safe_name(model_id: str) -> str:
-    """File- and collection-safe; the hash keeps 'a/b' and 'a_b' in different collections."""
-    slug = _UNSAFE.sub("_", model_id).strip("._-")[:64] or "model"
-    return f"{slug}-{hashlib.sha256(model_id.encode()).hexdigest()[:8]}"
+safe_name = collection_name
 
 
 def point_id(scope: Scope, entity_id: str) -> str:

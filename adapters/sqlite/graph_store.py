@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import queue
 import sqlite3
 import threading
 from collections.abc import Callable, Mapping
@@ -37,6 +38,8 @@ _IMPLS: dict[str, _Impl] = {
     t.SCOPE_STATS.name: lambda c, k, p, now: scopes.stats(c, k, now),
     t.SCOPE_CLEAR.name: lambda c, k, p, now: scopes.clear(c, k),
 }
+READ_CONNECTIONS = 8
+"""Most pooled read connections per store: enough for the threads of one serving process."""
 _WRITES = frozenset(
     {
         t.ENTITY_UPSERT.name,
@@ -50,7 +53,13 @@ _WRITES = frozenset(
 
 class SqliteGraphStore(TemplateDispatch):
     """One SQLite file (WAL) or ":memory:". One object may be shared by threads: every template runs
-    under a lock in its own transaction (writes BEGIN IMMEDIATE, reads one consistent snapshot).
+    in its own transaction (writes BEGIN IMMEDIATE, reads one consistent snapshot).
+
+    Writes go through one connection, one at a time. Reads of a file run in parallel, each on a
+    connection of a pool (at most `read_connections`, opened on demand): WAL readers never wait for
+    the writer nor for each other, and a read started after a write committed sees it. Waiting for a
+    pooled connection, like waiting for a lock held by another process, is bounded by `timeout_s`
+    (SQLite's busy timeout). ":memory:" is one connection for everything.
 
     `clock` returns the current time; tests pass a fixed one for reproducible timestamps.
     """
@@ -64,11 +73,19 @@ class SqliteGraphStore(TemplateDispatch):
         timeout_s: float = 5.0,
         clock: Clock = utc_now,
         read_only: bool = False,
+        read_connections: int = READ_CONNECTIONS,
     ) -> None:
         self.path = os.fspath(path)
         self._clock = clock
         self._lock = threading.RLock()
+        self._timeout_s = timeout_s
         self.read_only = read_only
+        self._local = threading.local()
+        self._closed = False
+        self._readers: queue.LifoQueue[sqlite3.Connection] = queue.LifoQueue()
+        self._all_readers: list[sqlite3.Connection] = []
+        self._max_readers = 0 if self.path == MEMORY else max(1, read_connections)
+        self._handlers = {name: self._bind(impl) for name, impl in _IMPLS.items()}
         try:
             self._conn: sqlite3.Connection | None = connect(
                 self.path, durable_commits=False, timeout_s=timeout_s, read_only=read_only
@@ -84,7 +101,7 @@ class SqliteGraphStore(TemplateDispatch):
     def ensure_schema(self) -> None:
         """Create what is missing (read-only: check the version only)."""
         with self._lock:
-            conn = self._open()
+            conn = self._writer()
             try:
                 with transaction(conn, write=not self.read_only):
                     schema.check(conn) if self.read_only else schema.ensure(conn)
@@ -93,29 +110,79 @@ class SqliteGraphStore(TemplateDispatch):
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
+            # readers first: the last connection to close checkpoints the WAL into the file, and a
+            # read-only one cannot (an `immutable` open of a read-only volume reads the file alone)
+            for conn in self._all_readers:
+                conn.close()
+            self._all_readers.clear()
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
 
     def run(self, template: t.Template[Any, Any], scope: Scope, params: Any) -> Any:
+        if self._closed:
+            raise BackendUnavailable(f"sqlite graph store {self.path!r} is closed")
+        write = getattr(template, "name", None) in _WRITES
+        if write and self.read_only:
+            raise ReadOnly(f"sqlite graph store {self.path!r} is open read-only; {template} is a write")
+        if write or self._max_readers == 0:
+            with self._lock:
+                return self._run_on(self._writer(), template, scope, params, write)
+        conn = self._borrow()
+        try:
+            return self._run_on(conn, template, scope, params, False)
+        finally:
+            self._readers.put(conn)
+
+    def _run_on(self, conn: sqlite3.Connection, template: Any, scope: Scope, params: Any, write: bool) -> Any:
+        self._local.conn = conn
+        try:
+            with transaction(conn, write=write):
+                return super().run(template, scope, params)
+        except sqlite3.Error as exc:
+            raise BackendError(f"sqlite graph store failed on {template}: {exc}") from exc
+        finally:
+            self._local.conn = None
+
+    def _borrow(self) -> sqlite3.Connection:
+        """A pooled read connection: an idle one, a new one while under the cap, else the next one
+        returned (waiting at most the busy timeout)."""
+        try:
+            return self._readers.get_nowait()
+        except queue.Empty:
+            pass
         with self._lock:
-            conn = self._open()
-            write = getattr(template, "name", None) in _WRITES
-            if write and self.read_only:
-                raise ReadOnly(f"sqlite graph store {self.path!r} is open read-only; {template} is a write")
-            try:
-                with transaction(conn, write=write):
-                    return super().run(template, scope, params)
-            except sqlite3.Error as exc:
-                raise BackendError(f"sqlite graph store failed on {template}: {exc}") from exc
+            if self._closed:
+                raise BackendUnavailable(f"sqlite graph store {self.path!r} is closed")
+            if len(self._all_readers) < self._max_readers:
+                try:
+                    conn = connect(self.path, durable_commits=False, timeout_s=self._timeout_s, read_only=True)
+                except sqlite3.Error as exc:
+                    raise BackendUnavailable(f"sqlite graph store cannot open {self.path!r}: {exc}") from exc
+                self._all_readers.append(conn)
+                return conn
+        try:
+            return self._readers.get(timeout=self._timeout_s)
+        except queue.Empty:
+            raise BackendUnavailable(
+                f"sqlite graph store {self.path!r}: all {self._max_readers} read connections stayed busy "
+                f"for {self._timeout_s:g} s"
+            ) from None
 
     def handlers(self) -> Mapping[str, Handler]:
-        return {name: self._bind(impl) for name, impl in _IMPLS.items()}
+        return self._handlers
 
     def _bind(self, impl: _Impl) -> Handler:
-        return lambda scope, params: impl(self._open(), key(scope), params, stamp(self._clock()))
+        return lambda scope, params: impl(self._current(), key(scope), params, stamp(self._clock()))
 
-    def _open(self) -> sqlite3.Connection:
+    def _current(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            raise BackendUnavailable(f"sqlite graph store {self.path!r} is closed")
+        return conn
+
+    def _writer(self) -> sqlite3.Connection:
         if self._conn is None:
             raise BackendUnavailable(f"sqlite graph store {self.path!r} is closed")
         return self._conn

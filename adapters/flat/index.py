@@ -1,0 +1,250 @@
+"""`VectorIndex` as exact brute force over one numpy matrix per scope, readable by many processes.
+
+A search is one float32 matrix-vector product over the scope's rows (BLAS, which releases the GIL,
+so it runs beside the lexical leg and beside other requests' searches), then a top-k with ties
+broken by entity id: exact by construction (recall 1.0 against brute force at any scope size).
+
+One writer per directory (a lock file; the data directory's writer lock already guarantees it for
+graphctx processes); readers open nothing for writing, map the writer's files read-only (every
+process shares the page cache) and catch up with the writer's last published write before each read,
+so a read that starts after a write was acknowledged sees it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO
+
+import numpy as np
+from numpy.typing import NDArray
+
+from graphctx.errors import (
+    BackendError,
+    BackendUnavailable,
+    ConfigError,
+    InputError,
+    InvalidVector,
+    ReadOnly,
+    ScopeError,
+)
+from graphctx.kernel.ports import Capabilities, VectorHit, VectorRecord
+from graphctx.scope import Scope
+from graphctx.vectors import checked_vector, collection_name, valid_rows
+
+from .shard import ScopeShard, Snapshot, read_scope
+
+MAX_K = 100
+MAX_DIMENSION = 65_536
+LOCK_FILE = "writer.lock"
+
+_blas_limited = False
+_blas_lock = threading.Lock()
+
+
+def limit_blas_threads() -> None:
+    """One BLAS thread per call: requests already run in parallel, and a multi-threaded BLAS that
+    spins waiting for busy cores is 2-3x slower than one thread on a shared machine (measured)."""
+    global _blas_limited
+    with _blas_lock:
+        if not _blas_limited:
+            from threadpoolctl import threadpool_limits
+
+            threadpool_limits(1, user_api="blas")
+            _blas_limited = True
+
+
+def scope_dirname(scope: Scope) -> str:
+    key = json.dumps([scope.tenant_id, scope.namespace, scope.graph_id], ensure_ascii=False)
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def _require_scope(scope: object) -> Scope:
+    if not isinstance(scope, Scope):
+        raise ScopeError(f"a vector index needs a Scope, got {type(scope).__name__}")
+    return scope
+
+
+def _clamp_k(k: int) -> int:
+    if isinstance(k, bool) or not isinstance(k, int):
+        raise InputError(f"k must be an integer, got {type(k).__name__}")
+    return max(1, min(k, MAX_K))
+
+
+def top_rows(scores: NDArray[np.float32], ids: Sequence[str], k: int) -> list[int]:
+    """Rows of the k best scores, by (score descending, entity id): everything tied with the k-th
+    score is ranked by id, so the cut is deterministic."""
+    n = len(scores)
+    if n == 0:
+        return []
+    if n > k:
+        kth = np.partition(scores, n - k)[n - k]
+        rows = np.flatnonzero(scores >= kth)
+    else:
+        rows = np.arange(n)
+    rows = rows[np.isfinite(scores[rows])]
+    ordered = sorted(rows.tolist(), key=lambda r: (-float(scores[r]), ids[r]))
+    return ordered[:k]
+
+
+class FlatVectorIndex:
+    """Exact scoped search; one directory per (model id, dimension), one sub-directory per scope."""
+
+    name = "flat"
+
+    def __init__(self, path: Path, model_id: str, dimension: int, *, read_only: bool = False) -> None:
+        if not isinstance(model_id, str) or not model_id.strip():
+            raise ConfigError("vector index needs a non-empty embedding model id")
+        if isinstance(dimension, bool) or not isinstance(dimension, int) or not 1 <= dimension <= MAX_DIMENSION:
+            raise ConfigError(f"vector dimension must be an integer in 1..{MAX_DIMENSION}, got {dimension!r}")
+        self.model_id = model_id
+        self.dimension = dimension
+        self.read_only = read_only
+        self.path = Path(path) / f"{collection_name(model_id)}-{dimension}"
+        self._lock = threading.Lock()
+        self._shards: dict[Scope, ScopeShard] = {}
+        self._closed = False
+        self._writer_lock: IO[bytes] | None = None
+        limit_blas_threads()
+        if not read_only:
+            self._writer_lock = self._take_writer_lock()
+
+    def _take_writer_lock(self) -> IO[bytes]:
+        self.path.mkdir(parents=True, exist_ok=True)
+        fh = (self.path / LOCK_FILE).open("ab")
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fh.close()
+            raise BackendUnavailable(
+                f"flat vector index {self.path} is open for writing elsewhere (another process or an "
+                "open FlatVectorIndex on the same directory)",
+                path=str(self.path),
+            ) from None
+        return fh
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities(durable=True, concurrent_readers=True, exact_search=True)
+
+    # -- shards --------------------------------------------------------------------------------
+
+    def _shard(self, scope: Scope, *, create: bool) -> ScopeShard | None:
+        """The scope's shard, caught up with the writer (None: nothing stored for it yet)."""
+        with self._lock:
+            if self._closed:
+                raise BackendError(f"flat vector index {self.path} is closed")
+            shard = self._shards.get(scope)
+            if shard is None:
+                where = self.path / scope_dirname(scope)
+                if not create and not (where / "manifest.json").exists():
+                    return None
+                stored = read_scope(where)
+                if stored is not None and stored != scope:
+                    raise BackendError(f"flat vector shard {where} holds another scope")
+                shard = ScopeShard(where, scope, self.dimension, writer=not self.read_only)
+                self._shards[scope] = shard
+            elif self.read_only:
+                shard.refresh()
+            return shard
+
+    def _snapshot(self, scope: Scope) -> tuple[ScopeShard | None, Snapshot | None]:
+        shard = self._shard(scope, create=False)
+        return shard, (shard.snapshot if shard is not None else None)
+
+    # -- the port --------------------------------------------------------------------------------
+
+    def upsert(self, scope: Scope, records: Sequence[VectorRecord]) -> None:
+        _require_scope(scope)
+        latest: dict[str, VectorRecord] = {}
+        for rec in records:
+            if not isinstance(rec, VectorRecord):
+                raise InputError(f"expected VectorRecord, got {type(rec).__name__}")
+            if not isinstance(rec.entity_id, str) or not rec.entity_id:
+                raise InputError(f"entity id must be a non-empty string, got {rec.entity_id!r}")
+            latest[rec.entity_id] = rec
+        if not latest:
+            return
+        try:
+            raw = np.array([rec.vector for rec in latest.values()], dtype=np.float32)
+        except (TypeError, ValueError) as exc:
+            raise InvalidVector(f"vectors are not numeric or not all of one length: {exc}") from exc
+        if raw.ndim != 2 or raw.shape[1] != self.dimension:
+            raise InvalidVector(f"vectors have shape {raw.shape}, expected (n, {self.dimension})")
+        matrix, ok = valid_rows(raw, self.dimension)  # every record checked before anything is written
+        if not ok.all():
+            bad = list(latest)[int(np.flatnonzero(~ok)[0])]
+            raise InvalidVector(f"vector of {bad[:80]!r} is non-finite or all zero", entity_id=bad[:80])
+        shard = self._writable(scope)
+        with self._lock:
+            shard.append(list(latest), [r.content_hash for r in latest.values()], matrix)
+
+    def delete(self, scope: Scope, entity_ids: Sequence[str]) -> None:
+        _require_scope(scope)
+        if isinstance(entity_ids, str):
+            raise InputError("entity_ids must be a sequence of ids, not one string")
+        for entity_id in entity_ids:
+            if not isinstance(entity_id, str) or not entity_id:
+                raise InputError(f"entity id must be a non-empty string, got {entity_id!r}")
+        if self.read_only:
+            raise ReadOnly(f"flat vector index {self.path} is open read-only")
+        shard = self._shard(scope, create=False)
+        if shard is not None and entity_ids:
+            with self._lock:
+                shard.remove(list(entity_ids))
+
+    def search(self, scope: Scope, vector: Sequence[float], k: int) -> list[VectorHit]:
+        _require_scope(scope)
+        query = checked_vector(vector, self.dimension)
+        k = _clamp_k(k)
+        shard, snap = self._snapshot(scope)
+        if shard is None or snap is None or snap.live == 0:
+            return []
+        scores = snap.matrix @ query  # BLAS: the GIL is released for the product
+        if snap.dead is not None:
+            scores[snap.dead] = -np.inf
+        stored = shard.scope.as_dict()  # what the directory holds: core re-checks it
+        return [
+            VectorHit(
+                entity_id=snap.ids[row],
+                score=float(scores[row]),
+                content_hash=snap.hashes[row],
+                **stored,
+            )
+            for row in top_rows(scores, snap.ids, k)
+        ]
+
+    def hashes(self, scope: Scope) -> dict[str, str]:
+        _require_scope(scope)
+        shard = self._shard(scope, create=False)
+        if shard is None:
+            return {}
+        with self._lock:
+            return shard.live_hashes()
+
+    def flush(self) -> None:
+        """Every write is synced and published before it returns: nothing to do."""
+        with self._lock:
+            if self._closed:
+                raise BackendError(f"flat vector index {self.path} is closed")
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            self._shards.clear()
+            lock, self._writer_lock = self._writer_lock, None
+            if lock is not None:
+                with contextlib.suppress(OSError):
+                    lock.close()
+
+    def _writable(self, scope: Scope) -> ScopeShard:
+        if self.read_only:
+            raise ReadOnly(f"flat vector index {self.path} is open read-only")
+        shard = self._shard(scope, create=True)
+        assert shard is not None
+        return shard
