@@ -144,3 +144,27 @@ def from_validation(exc: ValidationError, *, where: str | None = None, default_l
     loc = ".".join(str(p) for p in first["loc"]) or default_loc
     prefix = f"{where}: " if where else ""
     return InputError(f"{prefix}{loc}: {first['msg']}", field=loc)
+
+
+def _subclasses(cls: type[GraphctxError]) -> list[type[GraphctxError]]:
+    out = [cls]
+    for sub in cls.__subclasses__():
+        out += _subclasses(sub)
+    return out
+
+
+def from_dict(data: dict[str, Any]) -> GraphctxError:
+    """The error another process sent as `to_dict()`, as its own class (so every transport maps it
+    to the same status); an unknown code becomes a plain GraphctxError keeping that code."""
+    code = str(data.get("code", GraphctxError.code))
+    message = str(data.get("message", ""))
+    details = data.get("details") or {}
+    cls = next((c for c in _subclasses(GraphctxError) if c.code == code), GraphctxError)
+    exc = cls.__new__(cls)
+    Exception.__init__(exc, message)
+    exc.message, exc.details = message, dict(details)
+    if isinstance(exc, AmbiguousName):
+        exc.candidates = list(exc.details.get("candidates", []))
+    if cls is GraphctxError and code != GraphctxError.code:
+        exc.code = code
+    return exc

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
 import json
 import threading
@@ -43,20 +44,14 @@ MAX_K = 100
 MAX_DIMENSION = 65_536
 LOCK_FILE = "writer.lock"
 
-_blas_limited = False
-_blas_lock = threading.Lock()
 
-
+@functools.cache
 def limit_blas_threads() -> None:
-    """One BLAS thread per call: requests already run in parallel, and a multi-threaded BLAS that
-    spins waiting for busy cores is 2-3x slower than one thread on a shared machine (measured)."""
-    global _blas_limited
-    with _blas_lock:
-        if not _blas_limited:
-            from threadpoolctl import threadpool_limits
+    """One BLAS thread per call, once per process: requests already run in parallel, and a
+    multi-threaded BLAS spinning for busy cores was 2-3x slower than one thread here (measured)."""
+    from threadpoolctl import threadpool_limits
 
-            threadpool_limits(1, user_api="blas")
-            _blas_limited = True
+    threadpool_limits(1, user_api="blas")
 
 
 def scope_dirname(scope: Scope) -> str:
@@ -100,7 +95,11 @@ class FlatVectorIndex:
     def __init__(self, path: Path, model_id: str, dimension: int, *, read_only: bool = False) -> None:
         if not isinstance(model_id, str) or not model_id.strip():
             raise ConfigError("vector index needs a non-empty embedding model id")
-        if isinstance(dimension, bool) or not isinstance(dimension, int) or not 1 <= dimension <= MAX_DIMENSION:
+        if (
+            isinstance(dimension, bool)
+            or not isinstance(dimension, int)
+            or not 0 < dimension <= MAX_DIMENSION
+        ):
             raise ConfigError(f"vector dimension must be an integer in 1..{MAX_DIMENSION}, got {dimension!r}")
         self.model_id = model_id
         self.dimension = dimension

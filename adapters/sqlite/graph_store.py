@@ -157,7 +157,9 @@ class SqliteGraphStore(TemplateDispatch):
                 raise BackendUnavailable(f"sqlite graph store {self.path!r} is closed")
             if len(self._all_readers) < self._max_readers:
                 try:
-                    conn = connect(self.path, durable_commits=False, timeout_s=self._timeout_s, read_only=True)
+                    conn = connect(
+                        self.path, durable_commits=False, timeout_s=self._timeout_s, read_only=True
+                    )
                 except sqlite3.Error as exc:
                     raise BackendUnavailable(f"sqlite graph store cannot open {self.path!r}: {exc}") from exc
                 self._all_readers.append(conn)

@@ -383,17 +383,44 @@ def serve(
     host: Annotated[str | None, typer.Option(help="Address to listen on [env GRAPHCTX_HTTP_HOST].")] = None,
     port: Annotated[int | None, typer.Option(help="Port to listen on [env GRAPHCTX_HTTP_PORT].")] = None,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            max=64,
+            help="Reader processes serving requests beside one writer process (default: the core count); "
+            "1 serves everything from this one process.",
+        ),
+    ] = None,
 ) -> None:
     """Serve the HTTP API (POST /v1/<operation>, API keys, OpenAPI at /docs) on the configured stores."""
-    import uvicorn
-
-    from graphctx.transports.http import create_app
-
     overrides: dict[str, Any] = {}
     if host is not None:
         overrides["http_host"] = host
     if port is not None:
         overrides["http_port"] = port
+    count = workers if workers is not None else _cores()
+    if count > 1:
+        from graphctx.transports.workers import serve_workers
+
+        try:
+            settings = ctx.obj.settings(**overrides)
+            serve_workers(
+                settings,
+                count,
+                log_level=log_level,
+                announce=lambda line: err.print(line, markup=False, highlight=False),
+            )
+        except GraphctxError as exc:
+            _fail(exc, False)
+        except OSError as exc:
+            _fail(GraphctxError(f"{exc.strerror or exc}: {exc.filename or ''}".strip()), False)
+        err.print("graphctx: stopped", markup=False, highlight=False)
+        return
+    import uvicorn
+
+    from graphctx.transports.http import create_app
+
     with ExitStack() as stack:
         try:
             settings = ctx.obj.settings(**overrides)
@@ -437,6 +464,13 @@ def serve(
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
     err.print("graphctx: stopped", markup=False, highlight=False)
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 class _Stopped(Exception):

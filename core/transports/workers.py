@@ -1,0 +1,307 @@
+"""`graphctx serve --workers N`: one writer process and N reader processes on one data directory.
+
+The parent process is the writer: it opens the stores for writing (it holds the data directory's
+writer lock and completes what a crash left), binds the listening socket and starts N reader
+processes that share it (the kernel hands each connection to one of them). A reader opens every
+store read-only and serves every operation; a write (`remember`, `forget`, `reconcile`) it forwards
+to the writer over a private Unix socket, authenticated by a key made for this run, and answers with
+the writer's reply, errors included, so every transport (HTTP and MCP) behaves as in one process.
+
+Staleness is zero for acknowledged writes: the writer answers only after the graph and both indexes
+hold the write, and a reader catches up with each store before every read (a new SQLite read
+transaction, a reload of the Tantivy searcher, the vector manifest), so a read that starts after a
+write was acknowledged sees it, whichever process serves it. A reader that dies is started again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import multiprocessing
+import os
+import queue
+import secrets
+import shutil
+import signal
+import socket
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import date, datetime
+from multiprocessing.connection import Client, Connection, Listener
+from pathlib import Path
+from typing import Any
+
+from graphctx.errors import BackendUnavailable, GraphctxError, InputError, from_dict
+from graphctx.kernel.ports import KeyStore
+from graphctx.kernel.stores import Stores, open_stores
+from graphctx.model import Entity, Fact
+from graphctx.scope import Scope
+from graphctx.service import ContextService, Progress
+from graphctx.settings import Settings
+
+log = logging.getLogger("graphctx.workers")
+
+FORWARDED = ("remember", "forget", "reconcile")
+"""The operations a reader forwards: every write of the served API."""
+WRITE_TIMEOUT_S = 300.0
+"""How long a reader waits for the writer's answer to one write (a 5,000-record remember included)."""
+POOL = 16
+RESTART_BACKOFF_S = 1.0
+STOP_TIMEOUT_S = 15.0
+
+
+def _json_default(value: object) -> object:
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if isinstance(value, Entity | Fact):
+        return value.model_dump(mode="json")
+    raise TypeError(f"cannot forward a {type(value).__name__}")
+
+
+def _encode(data: object) -> bytes:
+    return json.dumps(data, default=_json_default, ensure_ascii=False).encode("utf-8")
+
+
+class WriterEndpoint:
+    """The writer's side: a Unix socket in a private directory; one thread per reader connection, so
+    concurrent writes reach the service together (which orders them)."""
+
+    def __init__(self, service: ContextService, directory: Path) -> None:
+        self.service = service
+        self.authkey = secrets.token_bytes(32)
+        self.address = str(directory / "writer.sock")
+        self._listener = Listener(self.address, family="AF_UNIX", authkey=self.authkey)
+        os.chmod(self.address, 0o600)
+        self._closed = threading.Event()
+        self._thread = threading.Thread(target=self._accept, name="graphctx-writer", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def close(self) -> None:
+        self._closed.set()
+        with contextlib.suppress(OSError):
+            self._listener.close()
+
+    def _accept(self) -> None:
+        while not self._closed.is_set():
+            try:
+                conn = self._listener.accept()
+            except (OSError, EOFError, multiprocessing.AuthenticationError):
+                if self._closed.is_set():
+                    return
+                continue  # a peer without the key, or one that went away during the handshake
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: Connection) -> None:
+        with conn:
+            while True:
+                try:
+                    raw = conn.recv_bytes()
+                except (EOFError, OSError):
+                    return
+                reply = self.handle(raw)
+                try:
+                    conn.send_bytes(reply)
+                except OSError:
+                    return
+
+    def handle(self, raw: bytes) -> bytes:
+        try:
+            request = json.loads(raw)
+            method = request.get("method")
+            if method not in FORWARDED:
+                raise InputError(f"the writer does not take {str(method)[:40]!r}")
+            scope = Scope(**request["scope"])
+            result = getattr(self.service, method)(scope, **request.get("args", {}))
+            return _encode({"ok": result})
+        except GraphctxError as exc:
+            return _encode({"error": exc.to_dict()})
+        except Exception:
+            log.exception("a forwarded write failed")
+            return _encode({"error": {"code": "internal_error", "message": "the writer process failed"}})
+
+
+class WriterLink:
+    """A reader's side: pooled authenticated connections to the writer."""
+
+    def __init__(self, address: str, authkey: bytes, timeout_s: float = WRITE_TIMEOUT_S) -> None:
+        self.address = address
+        self.authkey = authkey
+        self.timeout_s = timeout_s
+        self._pool: queue.LifoQueue[Connection] = queue.LifoQueue(maxsize=POOL)
+
+    def call(self, method: str, scope: Scope, **args: Any) -> dict[str, Any]:
+        request = _encode({"method": method, "scope": scope.as_dict(), "args": args})
+        conn = self._borrow()
+        try:
+            conn.send_bytes(request)
+            if not conn.poll(self.timeout_s):
+                raise TimeoutError
+            raw = conn.recv_bytes()
+        except (OSError, EOFError, TimeoutError) as exc:
+            conn.close()
+            raise BackendUnavailable(
+                f"the writer process did not answer the {method} ({type(exc).__name__}); it may or may "
+                "not have been applied: read it back, or repeat it (writes are idempotent)",
+            ) from None
+        with contextlib.suppress(queue.Full):
+            self._pool.put_nowait(conn)
+        reply = json.loads(raw)
+        if "error" in reply:
+            raise from_dict(reply["error"])
+        result: dict[str, Any] = reply["ok"]
+        return result
+
+    def _borrow(self) -> Connection:
+        try:
+            return self._pool.get_nowait()
+        except queue.Empty:
+            pass
+        try:
+            return Client(self.address, family="AF_UNIX", authkey=self.authkey)
+        except (OSError, EOFError, multiprocessing.AuthenticationError) as exc:
+            raise BackendUnavailable(f"the writer process is not reachable: {exc}") from None
+
+    def close(self) -> None:
+        while True:
+            try:
+                self._pool.get_nowait().close()
+            except queue.Empty:
+                return
+
+
+def _plain(records: Iterable[Entity | Fact | Mapping[str, Any]]) -> list[Any]:
+    return [r.model_dump(mode="json") if isinstance(r, Entity | Fact) else dict(r) for r in records]
+
+
+class ForwardingService(ContextService):
+    """A reader's service: reads on read-only stores, the served writes forwarded to the writer."""
+
+    def __init__(self, stores: Stores, settings: Settings, link: WriterLink) -> None:
+        super().__init__(stores, settings)
+        self.link = link
+
+    def remember(
+        self,
+        scope: Scope,
+        entities: Iterable[Entity | Mapping[str, Any]] = (),
+        facts: Iterable[Fact | Mapping[str, Any]] = (),
+        progress: Progress | None = None,
+    ) -> dict[str, Any]:
+        return self.link.call("remember", scope, entities=_plain(entities), facts=_plain(facts))
+
+    def forget(
+        self, scope: Scope, entity_ids: Sequence[str] = (), fact_ids: Sequence[str] = ()
+    ) -> dict[str, Any]:
+        return self.link.call("forget", scope, entity_ids=list(entity_ids), fact_ids=list(fact_ids))
+
+    def reconcile(self, scope: Scope, progress: Progress | None = None) -> dict[str, Any]:
+        return self.link.call("reconcile", scope)
+
+    def close(self) -> None:
+        self.link.close()
+        super().close()
+
+
+# -- processes ----------------------------------------------------------------------------------
+
+
+def bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+def _reader(settings: Settings, sock: socket.socket, address: str, authkey: bytes, log_level: str) -> None:
+    """One reader process: read-only stores, writes forwarded, HTTP and MCP served on the shared
+    socket until SIGTERM (uvicorn then finishes the requests in flight)."""
+    import uvicorn
+
+    from graphctx import registry
+    from graphctx.transports.http import create_app
+    from graphctx.transports.mcp import mount_mcp
+
+    service = ForwardingService(open_stores(settings, mode="read"), settings, WriterLink(address, authkey))
+    keys: KeyStore = registry.factory("keys", settings.key_store_backend)(settings)
+    try:
+        app = create_app(service, keys, settings)
+        mount_mcp(app, service, keys, max_body_bytes=settings.http_max_body_bytes)
+        config = uvicorn.Config(
+            app,
+            log_level=log_level,
+            proxy_headers=False,
+            server_header=False,
+            timeout_graceful_shutdown=10,
+        )
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        keys.close()
+        service.close()
+
+
+def serve_workers(
+    settings: Settings,
+    workers: int,
+    *,
+    log_level: str = "info",
+    announce: Callable[[str], None] = print,
+) -> None:
+    """The writer: open for writing, start the endpoint and `workers` readers, keep them running
+    until SIGINT / SIGTERM, then stop the readers (each finishes its requests) and close."""
+    stop = threading.Event()
+    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
+    private = Path(tempfile.mkdtemp(prefix="graphctx-writer-"))
+    try:
+        with ContextService.open(settings) as service:
+            endpoint = WriterEndpoint(service, private)
+            endpoint.start()
+            sock = bind(settings.http_host, settings.http_port)
+            port = sock.getsockname()[1]
+            spawn = multiprocessing.get_context("spawn")
+
+            def start() -> multiprocessing.process.BaseProcess:
+                proc = spawn.Process(
+                    target=_reader,
+                    args=(settings, sock, endpoint.address, endpoint.authkey, log_level),
+                    name="graphctx-reader",
+                    daemon=False,
+                )
+                proc.start()
+                return proc
+
+            readers = [start() for _ in range(workers)]
+            announce(
+                f"graphctx: serving HTTP on http://{settings.http_host}:{port}/v1 and MCP on /mcp with "
+                f"{workers} reader processes and this writer (pid {os.getpid()}; data: {settings.data_dir})"
+            )
+            try:
+                while not stop.wait(0.5):
+                    for i, proc in enumerate(readers):
+                        if not proc.is_alive() and not stop.is_set():
+                            log.warning("reader %s exited with %s; starting another", proc.pid, proc.exitcode)
+                            time.sleep(RESTART_BACKOFF_S)
+                            readers[i] = start()
+            finally:
+                for proc in readers:
+                    if proc.is_alive():
+                        proc.terminate()  # uvicorn finishes the requests in flight, then exits
+                deadline = time.monotonic() + STOP_TIMEOUT_S
+                for proc in readers:
+                    proc.join(max(0.0, deadline - time.monotonic()))
+                    if proc.is_alive():
+                        proc.kill()
+                        proc.join()
+                sock.close()
+                endpoint.close()
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
