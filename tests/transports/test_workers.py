@@ -1,0 +1,163 @@
+"""`graphctx serve --workers N`: reader processes on read-only stores, writes forwarded to the one
+writer; every acknowledged write is visible to the next read, whichever process serves it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from typer.testing import CliRunner
+
+from graphctx.cli import app
+from graphctx.errors import AmbiguousName, BoundExceeded, InputError, ReadOnly, from_dict
+from graphctx.scope import Scope
+from graphctx.service import ContextService
+from graphctx.settings import Settings
+from graphctx.transports.workers import ForwardingService, WriterEndpoint, WriterLink
+from tests.transports.live import free_port
+
+runner = CliRunner()
+START_TIMEOUT_S = 120.0
+STOP_TIMEOUT_S = 30.0
+SCOPE = Scope("acme", "default")
+
+
+def test_errors_cross_the_process_boundary_with_their_type() -> None:
+    for exc in (
+        BoundExceeded("query", 4096, 5000),
+        AmbiguousName("x", [{"id": "a"}, {"id": "b"}]),
+        ReadOnly("no"),
+    ):
+        back = from_dict(json.loads(json.dumps(exc.to_dict())))
+        assert type(back) is type(exc) and back.to_dict() == exc.to_dict()
+    assert from_dict({"code": "something_new", "message": "m"}).code == "something_new"
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> Iterator[tuple[ContextService, ForwardingService, WriterEndpoint]]:
+    settings = Settings(data_dir=tmp_path / "data", embedder="hashing")
+    writer = ContextService.open(settings)
+    endpoint = WriterEndpoint(writer, tmp_path)
+    endpoint.start()
+    reader_stores = ContextService.open(settings, mode="read").stores
+    reader = ForwardingService(reader_stores, settings, WriterLink(endpoint.address, endpoint.authkey))
+    yield writer, reader, endpoint
+    reader.close()
+    endpoint.close()
+    writer.close()
+
+
+def test_a_reader_forwards_writes_and_reads_them_back(
+    pair: tuple[ContextService, ForwardingService, WriterEndpoint],
+) -> None:
+    _, reader, _ = pair
+    report = reader.remember(SCOPE, [{"id": "svc", "name": "billing-api", "summary": "bills"}])
+    assert report["entities"]["created"] == 1
+    assert reader.recall(SCOPE, "billing-api")["items"][0]["name"] == "billing-api"
+    assert reader.forget(SCOPE, ["svc"])["entities_deleted"] == 1
+    assert reader.recall(SCOPE, "billing-api")["items"] == []
+    with pytest.raises(InputError, match="over the bound"):  # the writer's typed error, in the reader
+        reader.remember(SCOPE, [{"id": "x", "name": "n" * 5000}])
+    with pytest.raises(ReadOnly):  # what the API does not serve stays refused in a reader
+        reader.remember_jsonl(SCOPE, ['{"kind": "entity", "id": "y", "name": "y"}'])
+
+
+def test_the_writer_refuses_a_peer_without_the_key(
+    pair: tuple[ContextService, ForwardingService, WriterEndpoint],
+) -> None:
+    _, _, endpoint = pair
+    stranger = WriterLink(endpoint.address, b"not the key")
+    with pytest.raises(Exception, match="not reachable"):
+        stranger.call("remember", SCOPE, entities=[{"id": "z", "name": "z"}], facts=[])
+
+
+@pytest.fixture
+def serving(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, dict[str, str], int]]:
+    monkeypatch.setenv("GRAPHCTX_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("GRAPHCTX_EMBEDDER", "hashing")
+    created = runner.invoke(app, ["keys", "create", "--name", "w", "--tenant", "acme", "--json"])
+    token = json.loads(created.stdout)["token"]
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "graphctx.cli", "serve", "--port", str(port), "--workers", "2",
+         "--log-level", "warning"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ},
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while True:
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else b""
+        try:
+            if httpx.get(url + "/healthz", timeout=5.0).status_code == 200:
+                break
+        except httpx.TransportError:
+            pass
+        assert time.monotonic() < deadline, "serve --workers 2 did not answer in time"
+        time.sleep(0.2)
+    try:
+        yield url, {"Authorization": f"Bearer {token}"}, proc.pid
+    finally:
+        proc.terminate()
+        try:
+            assert proc.wait(STOP_TIMEOUT_S) == 0
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(STOP_TIMEOUT_S)
+            raise
+
+
+@pytest.mark.slow
+def test_workers_serve_reads_in_parallel_and_every_acknowledged_write_is_visible(
+    serving: tuple[str, dict[str, str], int],
+) -> None:
+    url, headers, writer_pid = serving
+    failures: list[str] = []
+    done = threading.Event()
+
+    def reads() -> None:
+        with httpx.Client(base_url=url, headers=headers, timeout=30.0) as http:
+            while not done.is_set():
+                r = http.post("/v1/recall", json={"query": "round marker"})
+                if r.status_code != 200:
+                    failures.append(f"recall: {r.status_code} {r.text[:200]}")
+
+    readers = [threading.Thread(target=reads) for _ in range(3)]
+    for t in readers:
+        t.start()
+    try:
+        with httpx.Client(base_url=url, headers=headers, timeout=60.0) as http:
+            for i in range(12):
+                entity = {"id": f"e{i}", "name": f"item-{i}", "summary": f"round marker{i}"}
+                r = http.post("/v1/remember", json={"entities": [entity]})
+                assert r.status_code == 200, r.text
+                for _ in range(3):  # fresh connections: the kernel may hand each to another reader
+                    got = httpx.post(
+                        url + "/v1/recall", json={"query": f"item-{i}"}, headers=headers, timeout=30
+                    )
+                    assert got.status_code == 200 and got.json()["items"][0]["name"] == f"item-{i}", got.text
+            refused = http.post("/v1/remember", json={"entities": [{"id": "x", "name": "n" * 5000}]})
+            assert refused.status_code == 422 and "over the bound" in refused.json()["error"]["message"]
+            foreign = http.post(
+                "/v1/remember", json={"tenant_id": "other", "entities": [{"id": "y", "name": "y"}]}
+            )
+            assert foreign.status_code == 403
+            assert http.post("/v1/forget", json={"entity_ids": ["e0"]}).json()["entities_deleted"] == 1
+            after = http.post("/v1/recall", json={"query": "item-0"}).json()["items"]
+            assert "item-0" not in [it["name"] for it in after]
+    finally:
+        done.set()
+        for t in readers:
+            t.join(60)
+    assert failures == []
+    status = runner.invoke(app, ["status", "--json"])  # a CLI read beside the served directory
+    assert json.loads(status.stdout)["writer_pid"] == writer_pid
