@@ -107,6 +107,34 @@ class BackendUnavailable(BackendError):
     code = "backend_unavailable"
 
 
+class MethodNotAllowed(GraphctxError):
+    """An HTTP method the endpoint does not serve; `allow` lists the ones it does."""
+
+    code = "method_not_allowed"
+
+
+class RequestTimeout(GraphctxError):
+    """The client did not send its request (headers or body) within the server's timeout."""
+
+    code = "request_timeout"
+
+
+class OverCapacity(GraphctxError):
+    """A serving cap is reached (connections, requests of one key, MCP streams); retry later.
+    `limit` names the cap, `max` its value, `retry_after_s` when to retry."""
+
+    code = "over_capacity"
+
+    def __init__(self, what: str, limit: str, maximum: int, retry_after_s: int) -> None:
+        super().__init__(
+            f"{what} are at their limit of {maximum}; retry after {retry_after_s} s",
+            limit=limit,
+            max=maximum,
+            retry_after_s=retry_after_s,
+        )
+        self.retry_after_s = retry_after_s
+
+
 class ConfigError(GraphctxError):
     code = "config_error"
     exit_status = 78

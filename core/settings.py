@@ -88,6 +88,62 @@ class Settings(BaseSettings):
         le=64 * 1024 * 1024,
         description="Largest request body the HTTP server accepts; larger ones get 413 before any work.",
     )
+    # the served surface's limits (graphctx.transports.server applies them; per process)
+    http_header_timeout_s: float = Field(
+        default=10.0,
+        gt=0,
+        le=300,
+        description="A connection must deliver a request's complete headers within this many seconds "
+        "of opening (or of the previous response); otherwise it is closed (408). Not reset by data.",
+    )
+    http_body_timeout_s: float = Field(
+        default=30.0,
+        gt=0,
+        le=600,
+        description="An authenticated request's whole body must arrive within this many seconds of its "
+        "headers; otherwise 408 and the connection is closed.",
+    )
+    http_idle_timeout_s: int = Field(
+        default=5,
+        ge=1,
+        le=600,
+        description="An idle keep-alive connection is closed after this many seconds.",
+    )
+    http_send_timeout_s: float = Field(
+        default=30.0,
+        gt=0,
+        le=600,
+        description="A connection whose client accepts no response bytes for this long is closed.",
+    )
+    http_max_connections: int = Field(
+        default=256,
+        ge=1,
+        le=100_000,
+        description="Open connections in total. At the cap, the connection idle the longest (still "
+        "sending headers, or between requests) is closed to make room; when every connection is "
+        "busy, new requests get 503 with Retry-After.",
+    )
+    http_max_requests_per_key: int = Field(
+        default=16,
+        ge=1,
+        le=10_000,
+        description="HTTP API requests in flight per API key; more get 503 with Retry-After.",
+    )
+    mcp_max_streams: int = Field(
+        default=64,
+        ge=1,
+        le=10_000,
+        description="MCP requests in flight at /mcp in total; more get 503 with Retry-After.",
+    )
+    mcp_max_streams_per_key: int = Field(
+        default=16,
+        ge=1,
+        le=10_000,
+        description="MCP requests in flight at /mcp per API key; more get 503 with Retry-After.",
+    )
+    http_retry_after_s: int = Field(
+        default=1, ge=1, le=3600, description="The Retry-After of a 503 sent when a cap is reached."
+    )
 
     @field_validator("single_valued_predicates")
     @classmethod

@@ -393,7 +393,10 @@ def serve(
         ),
     ] = None,
 ) -> None:
-    """Serve the HTTP API (POST /v1/<operation>, API keys, OpenAPI at /docs) on the configured stores."""
+    """Serve the HTTP API (POST /v1/<operation>, API keys, OpenAPI at /docs) and MCP at /mcp on the
+    configured stores, under the limits of GRAPHCTX_HTTP_* and GRAPHCTX_MCP_* (docs/operations.md)."""
+    from graphctx.transports import server
+
     overrides: dict[str, Any] = {}
     if host is not None:
         overrides["http_host"] = host
@@ -417,10 +420,6 @@ def serve(
             _fail(GraphctxError(f"{exc.strerror or exc}: {exc.filename or ''}".strip()), False)
         err.print("graphctx: stopped", markup=False, highlight=False)
         return
-    import uvicorn
-
-    from graphctx.transports.http import create_app
-
     with ExitStack() as stack:
         try:
             settings = ctx.obj.settings(**overrides)
@@ -432,37 +431,15 @@ def serve(
             _fail(exc, False)
         except OSError as exc:
             _fail(GraphctxError(f"{exc.strerror or exc}: {exc.filename or ''}".strip()), False)
-        app_ = create_app(service, keys, settings)
-
-        from graphctx.transports.mcp import mount_mcp
-
-        # MCP over streamable HTTP on the same service and keys; the HTTP guard's body bound applies
-        mount_mcp(app_, service, keys, max_body_bytes=settings.http_max_body_bytes)
-
+        app_ = server.build_app(service, keys, settings)
         err.print(
-            f"graphctx: serving HTTP on http://{settings.http_host}:{settings.http_port}/v1 and MCP on /mcp "
-            f"(data: {settings.data_dir}; graph {settings.graph_backend}, vectors {settings.vector_backend})",
+            f"graphctx: serving HTTP on http://{settings.http_host}:{settings.http_port}/v1 and MCP on "
+            f"{server.MCP_PATH} (data: {settings.data_dir}; graph {settings.graph_backend}, vectors "
+            f"{settings.vector_backend})",
             markup=False,
             highlight=False,
         )
-        # uvicorn shuts down gracefully on SIGINT/SIGTERM and then re-raises the signal with the
-        # previous handler; this one turns it into a clean return, so the stores are closed
-        previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
-        try:
-            uvicorn.run(
-                app_,
-                host=settings.http_host,
-                port=settings.http_port,
-                log_level=log_level,
-                proxy_headers=False,
-                server_header=False,
-                timeout_graceful_shutdown=10,
-            )
-        except _Stopped:
-            pass
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
+        server.serve(app_, settings, log_level=log_level)
     err.print("graphctx: stopped", markup=False, highlight=False)
 
 
@@ -471,14 +448,6 @@ def _cores() -> int:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return os.cpu_count() or 1
-
-
-class _Stopped(Exception):
-    pass
-
-
-def _stop(signum: int, frame: object) -> None:
-    raise _Stopped(signum)
 
 
 keys_app = typer.Typer(

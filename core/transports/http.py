@@ -25,24 +25,28 @@ from starlette.types import ASGIApp, Lifespan, Message, Receive, Send
 from starlette.types import Scope as AsgiScope
 
 from graphctx import __version__, api
-from graphctx.auth import AuthError, Principal, api_key_from_headers, new_key
+from graphctx.auth import AuthError, Principal, new_key
 from graphctx.envelope import dumps
-from graphctx.errors import BoundExceeded, GraphctxError, InputError
+from graphctx.errors import GraphctxError, InputError
 from graphctx.kernel.ports import KeyStore
 from graphctx.kernel.templates import SCOPE_STATS, NoParams
 from graphctx.scope import Scope
 from graphctx.service import ContextService
 from graphctx.settings import Settings
+from graphctx.transports.admission import (
+    Admission,
+    Slots,
+    error_body,
+    error_headers,
+    presented_key,
+    refusal,
+)
 
 log = logging.getLogger("graphctx.http")
 
 API_PREFIX = "/v1"
 REQUEST_ID_HEADER = "X-Request-ID"
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
-DRAIN_FACTOR = 4
-"""An over-large body is read and discarded (never buffered) up to this many times the bound, so the
-client, which writes its whole body before it reads, receives the 413 instead of a reset."""
-DRAIN_SECONDS = 10.0
 READY_TIMEOUT_S = 2.0
 PROBE_SCOPE = Scope("graphctx-readyz", "probe")
 
@@ -163,8 +167,12 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorResponse, "description": "No entity of that name in the caller's scope."},
     409: {"model": ErrorResponse, "description": "Ambiguous name: `details.candidates` lists identities."},
     413: {"model": ErrorResponse, "description": "Over a bound (body 5 MiB, query 4 KiB, ...)."},
+    408: {"model": ErrorResponse, "description": "The body did not arrive within the server's timeout."},
     422: {"model": ErrorResponse, "description": "Malformed, wrongly typed or unknown input; or budget."},
-    503: {"model": ErrorResponse, "description": "A backend is unavailable."},
+    503: {
+        "model": ErrorResponse,
+        "description": "A backend is unavailable, or a cap is reached (over_capacity; see Retry-After).",
+    },
     504: {"model": ErrorResponse, "description": "The operation's deadline passed."},
 }
 
@@ -179,18 +187,13 @@ class CanonicalJSON(JSONResponse):
 # -- errors -------------------------------------------------------------------------------------
 
 
-def _request_id(request: Request) -> str:
+def _request_id(request: Request) -> str | None:
     rid = getattr(request.state, "request_id", None)
-    return rid if isinstance(rid, str) else uuid.uuid4().hex
-
-
-def _error_body(error: dict[str, Any], request_id: str) -> dict[str, Any]:
-    return {"error": error, "request_id": request_id}
+    return rid if isinstance(rid, str) else None
 
 
 def _error_response(request: Request, exc: GraphctxError, status: int) -> CanonicalJSON:
-    headers = {"WWW-Authenticate": "Bearer"} if isinstance(exc, AuthError) else None
-    return CanonicalJSON(_error_body(exc.to_dict(), _request_id(request)), status, headers=headers)
+    return CanonicalJSON(error_body(exc, _request_id(request)), status, headers=error_headers(exc))
 
 
 def _json_type(value: object) -> str:
@@ -242,7 +245,7 @@ def _install_error_handlers(app: FastAPI) -> None:
             405: ("method_not_allowed", f"{request.method} is not allowed on {path!r}"),
             400: ("invalid_input", str(exc.detail)),
         }.get(exc.status_code, ("http_error", str(exc.detail)))
-        body = _error_body({"code": code, "message": message}, _request_id(request))
+        body = error_body({"code": code, "message": message}, _request_id(request))
         return CanonicalJSON(body, exc.status_code, headers=dict(exc.headers or {}))
 
     app.add_exception_handler(GraphctxError, graphctx_error)
@@ -250,19 +253,27 @@ def _install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(StarletteHTTPException, http_error)
 
 
-# -- the guard: request ids, the body bound, authentication -------------------------------------
+# -- the guard: request ids, authentication, per-key caps, the body bound ------------------------
 
 
 class _Guard:
     """Pure ASGI middleware, outermost of the app's own: gives every request an id (echoed in the
-    X-Request-ID header), refuses bodies over the bound before the app sees a byte of them, and
-    authenticates every request under /v1/ before its body is parsed. Unexpected exceptions become a
+    X-Request-ID header) and admits every request under /v1/ (graphctx.transports.admission): the
+    key is checked from the headers before a byte of the body is read, the key's requests in flight
+    are capped, and only then is the body read, bounded while it streams and in time. Other paths
+    pass through unread (the MCP endpoint admits its own requests). Unexpected exceptions become a
     500 that names the request id and nothing of the internals."""
 
-    def __init__(self, app: ASGIApp, keys: KeyStore, max_body: int) -> None:
+    def __init__(self, app: ASGIApp, keys: KeyStore, settings: Settings) -> None:
         self.app = app
         self.keys = keys
-        self.max_body = max_body
+        slots = Slots(
+            "HTTP API requests in flight",
+            "http_max_requests_per_key",
+            settings.http_max_requests_per_key,
+            settings.http_retry_after_s,
+        )
+        self.admission = Admission(slots, settings.http_max_body_bytes, settings.http_body_timeout_s)
 
     async def __call__(self, scope: AsgiScope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -282,95 +293,32 @@ class _Guard:
                 MutableHeaders(scope=message)[REQUEST_ID_HEADER] = request_id
             await send(message)
 
-        async def refuse(exc: GraphctxError, extra: dict[str, str] | None = None) -> None:
-            if started:
-                return
-            response = CanonicalJSON(
-                _error_body(exc.to_dict(), request_id), api.http_status(exc), headers=extra
-            )
-            await response(scope, receive, send_with_id)
+        async def refuse(exc: GraphctxError, *, close: bool = True) -> None:
+            if not started:
+                await refusal(exc, close=close)(scope, receive, send_with_id)
 
         try:
-            body = await self._read_body(headers, receive)
-            if body is None:
-                return  # the client went away
-            if isinstance(body, GraphctxError):
-                await refuse(body, {"Connection": "close"})
-                return
             path: str = scope.get("path", "")
-            if path == API_PREFIX or path.startswith(API_PREFIX + "/"):
-                try:
-                    state["principal"] = await run_in_threadpool(self._authenticate, headers)
-                except AuthError as exc:
-                    await refuse(exc, {"WWW-Authenticate": "Bearer"})
-                    return
-            await self.app(scope, _replay(body, receive), send_with_id)
+            if not (path == API_PREFIX or path.startswith(API_PREFIX + "/")):
+                await self.app(scope, receive, send_with_id)
+                return
+            try:
+                principal = await run_in_threadpool(self.keys.verify, presented_key(headers))
+            except AuthError as exc:
+                await refuse(exc)
+                return
+            state["principal"] = principal
+            await self.admission.run(self.app, principal, scope, receive, send_with_id)
         except GraphctxError as exc:  # raised outside the routes (the key store, for example)
             log.warning("request %s: %s: %s", request_id, exc.code, exc.message)
-            await refuse(exc)
+            await refuse(exc, close=False)
         except Exception:
             log.exception("request %s failed", request_id)
-            await refuse(_Internal(f"internal error; quote request id {request_id}"))
-
-    async def _read_body(self, headers: Headers, receive: Receive) -> bytes | GraphctxError | None:
-        declared = headers.get("content-length")
-        if declared is not None:
-            if not declared.isdigit():
-                return InputError("the Content-Length header is not a number", field="Content-Length")
-            if int(declared) > self.max_body:
-                # a client waiting for "100 Continue" is answered at once and never sends the body;
-                # any other is already sending it: read and discard it so it can read the 413
-                if "100-continue" not in headers.get("expect", "").lower():
-                    await self._drain(receive, 0)
-                return BoundExceeded("request body", self.max_body, int(declared))
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return None
-            chunk: bytes = message.get("body", b"")
-            size += len(chunk)
-            if size > self.max_body:  # a chunked body: counted as it streams, never buffered past the bound
-                total = await self._drain(receive, size) if message.get("more_body", False) else size
-                return BoundExceeded("request body", self.max_body, total)
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                return b"".join(chunks)
-
-    async def _drain(self, receive: Receive, seen: int) -> int:
-        """Discard the rest of an over-large body (bounded in bytes and time); returns bytes seen."""
-        limit = self.max_body * DRAIN_FACTOR
-        deadline = time.monotonic() + DRAIN_SECONDS
-        while seen <= limit and time.monotonic() < deadline:
-            message = await receive()
-            if message["type"] != "http.request":
-                break
-            seen += len(message.get("body", b""))
-            if not message.get("more_body", False):
-                break
-        return seen
-
-    def _authenticate(self, headers: Headers) -> Principal:
-        return self.keys.verify(api_key_from_headers(headers))
+            await refuse(_Internal(f"internal error; quote request id {request_id}"), close=False)
 
 
 class _Internal(GraphctxError):
     code = "internal_error"
-
-
-def _replay(body: bytes, receive: Receive) -> Receive:
-    """Hand the buffered body to the app once, then pass through (to see a disconnect)."""
-    delivered = False
-
-    async def replay() -> Message:
-        nonlocal delivered
-        if not delivered:
-            delivered = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return replay
 
 
 # -- routes -------------------------------------------------------------------------------------
@@ -489,7 +437,7 @@ def create_app(
         default_response_class=CanonicalJSON,
     )
     _install_error_handlers(app)
-    app.add_middleware(_Guard, keys=keys, max_body=settings.http_max_body_bytes)
+    app.add_middleware(_Guard, keys=keys, settings=settings)
 
     for op in api.OPERATIONS.values():
         app.add_api_route(

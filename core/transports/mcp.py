@@ -27,18 +27,19 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.datastructures import Headers
-from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Send
 from starlette.types import Scope as AsgiScope
 
 from graphctx import __version__, api, bounds
-from graphctx.auth import AuthError, Principal, api_key_from_headers
+from graphctx.auth import Principal, api_key_from_headers
 from graphctx.envelope import dumps
-from graphctx.errors import GraphctxError
+from graphctx.errors import GraphctxError, MethodNotAllowed
 from graphctx.kernel.ports import KeyStore
 from graphctx.model import PREDICATES
 from graphctx.service import DEFAULT_EXPLAIN_TOKENS, ContextService
+from graphctx.settings import Settings
+from graphctx.transports.admission import Admission, Slots, presented_key, refusal
 
 log = logging.getLogger("graphctx.mcp")
 
@@ -345,30 +346,38 @@ def fixed_authenticator(principal: Principal) -> Authenticate:
 
 
 class _KeyGate:
-    """ASGI middleware in front of the MCP endpoint: a request without a valid API key gets a 401
-    (with the HTTP API's error shape) before the MCP layer sees it."""
+    """ASGI middleware in front of the MCP endpoint that admits each request
+    (graphctx.transports.admission): the API key is checked from the headers before a byte of the
+    body is read (401, in the HTTP API's error shape, before the MCP layer sees anything); GET is
+    answered 405, as the spec allows, since a stateless endpoint has nothing to push and so holds no
+    event stream open; MCP requests in flight are capped per key and in total (503 with
+    Retry-After); only then is the body read, bounded while it streams and in time."""
 
-    def __init__(self, app: ASGIApp, authenticate: Authenticate) -> None:
+    def __init__(self, app: ASGIApp, authenticate: Authenticate, admission: Admission) -> None:
         self.app = app
         self.authenticate = authenticate
+        self.admission = admission
 
     async def __call__(self, scope: AsgiScope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        headers = Headers(scope=scope)
         try:
-            await anyio.to_thread.run_sync(self.authenticate, Headers(scope=scope))
+            presented_key(headers)  # no key or garbage never waits for a thread
+            principal = await anyio.to_thread.run_sync(self.authenticate, headers)
         except GraphctxError as exc:
-            status = api.http_status(exc)
-            body: dict[str, Any] = {"error": exc.to_dict()}
-            request_id = scope.get("state", {}).get("request_id")
-            if isinstance(request_id, str):
-                body["request_id"] = request_id
-            headers = {"WWW-Authenticate": "Bearer"} if isinstance(exc, AuthError) else None
-            response = Response(dumps(body), status, headers=headers, media_type="application/json")
-            await response(scope, receive, send)
+            await refusal(exc)(scope, receive, send)
             return
-        await self.app(scope, receive, send)
+        if scope.get("method") == "GET":
+            refused = MethodNotAllowed(
+                "this MCP endpoint is stateless and answers every POST with JSON; it opens no event "
+                "stream (GET)",
+                allow=["POST"],
+            )
+            await refusal(refused, headers={"Allow": "POST"})(scope, receive, send)
+            return
+        await self.admission.run(self.app, principal, scope, receive, send)
 
 
 @dataclass(frozen=True)
@@ -392,8 +401,10 @@ def mcp_http_app(
     allowed_hosts: Sequence[str] | None = None,
     allowed_origins: Sequence[str] = (),
     max_body_bytes: int = MAX_HTTP_BODY_BYTES,
+    settings: Settings | None = None,
 ) -> McpHttp:
-    """Stateless streamable HTTP with JSON responses, authenticated by API key.
+    """Stateless streamable HTTP with JSON responses, authenticated by API key. The caps on MCP
+    streams and the body timeout come from `settings` (default: the service's).
 
     DNS-rebinding protection (the Host / Origin check) is off unless `allowed_hosts` is given
     (e.g. ["127.0.0.1:*", "localhost:*"]): every request must carry an API key, which a page a
@@ -420,7 +431,17 @@ def mcp_http_app(
     async def endpoint(scope: AsgiScope, receive: Receive, send: Send) -> None:
         await manager.handle_request(scope, receive, send)
 
-    return McpHttp(server, manager, _KeyGate(endpoint, authenticate))
+    settings = settings or service.settings
+    slots = Slots(
+        "MCP streams",
+        "mcp_max_streams_per_key",
+        settings.mcp_max_streams_per_key,
+        settings.http_retry_after_s,
+        total=settings.mcp_max_streams,
+        total_setting="mcp_max_streams",
+    )
+    gate = _KeyGate(endpoint, authenticate, Admission(slots, max_body_bytes, settings.http_body_timeout_s))
+    return McpHttp(server, manager, gate)
 
 
 def mount_mcp(

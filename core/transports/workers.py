@@ -226,22 +226,14 @@ def _reader(settings: Settings, sock: socket.socket, address: str, authkey: byte
     import uvicorn
 
     from graphctx import registry
-    from graphctx.transports.http import create_app
-    from graphctx.transports.mcp import mount_mcp
+    from graphctx.transports import server
 
     service = ForwardingService(open_stores(settings, mode="read"), settings, WriterLink(address, authkey))
     keys: KeyStore = registry.factory("keys", settings.key_store_backend)(settings)
     try:
-        app = create_app(service, keys, settings)
-        mount_mcp(app, service, keys, max_body_bytes=settings.http_max_body_bytes)
-        config = uvicorn.Config(
-            app,
-            log_level=log_level,
-            proxy_headers=False,
-            server_header=False,
-            timeout_graceful_shutdown=10,
-        )
-        uvicorn.Server(config).run(sockets=[sock])
+        # the same app and connection limits as a single-process serve; the socket is the parent's
+        app = server.build_app(service, keys, settings)
+        uvicorn.Server(server.uvicorn_config(app, settings, log_level=log_level)).run(sockets=[sock])
     finally:
         keys.close()
         service.close()
