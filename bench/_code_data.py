@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -13,7 +14,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-EVAL_DIR = REPO.parent / "shared" / "eval"
+
+
+def _eval_dir() -> Path:
+    """../shared/eval beside the checkout, or above it (a git worktree lives deeper), or
+    $GRAPHCTX_EVAL_DIR."""
+    explicit = os.environ.get("GRAPHCTX_EVAL_DIR")
+    if explicit:
+        return Path(explicit)
+    for parent in REPO.parents:
+        candidate = parent / "shared" / "eval"
+        if candidate.is_dir():
+            return candidate
+    return REPO.parent / "shared" / "eval"
+
+
+EVAL_DIR = _eval_dir()
 # Directories of the tree that are never part of the standard library proper.
 NOISE_DIRS = {"site-packages", "__pycache__"}
 

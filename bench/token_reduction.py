@@ -95,16 +95,14 @@ def ask_graphctx(
         err = exc.to_dict()
         return Answer(tokens=tokens_of(err), error=f"{exc.code}: {exc.message}"), err
     answer = Answer(tokens=tokens_of(env))
-    location = env["subject"].get("location", {})
-    answer.file = location.get("path")
-    if location.get("lines"):
-        answer.start, answer.end = location["lines"]
+    answer.file, answer.start, answer.end = parse_at(env["subject"])
 
     def names(key: str) -> set[str]:
         return {c.get("qualified_name") or c["name"] for c in env.get(key, [])}
 
-    # a test that calls the symbol is a caller too; the card lists it under `tests`
-    answer.callers = names("callers") | names("tests")
+    # a test that calls the symbol is among the callers (marked `test`); `tests` holds the tests that
+    # reach it otherwise (fixtures, helpers), which are not callers
+    answer.callers = names("callers")
     answer.callees = names("callees")
     for note in env.get("omissions", []):
         if note.get("what") in ("callers", "tests"):
@@ -114,22 +112,40 @@ def ask_graphctx(
     return answer, env
 
 
+def parse_at(card: dict[str, Any]) -> tuple[str | None, int | None, int | None]:
+    """File, def line and last line of a definition card (`at` is "path:first-last"; a decorated
+    definition's range starts at its first decorator and the card adds `def_line`)."""
+    where = card.get("at")
+    if where is None:  # the card shape before compact cards
+        location = card.get("location", {})
+        lines = location.get("lines") or [None, None]
+        return location.get("path"), lines[0], lines[1]
+    path, _, span = str(where).rpartition(":")
+    if not path or "-" not in span:
+        return str(where), None, None
+    first, _, last = span.partition("-")
+    return path, int(card.get("def_line", first)), int(last)
+
+
 # -- report -------------------------------------------------------------------------------------
 
 
 def envelope_share(envs: list[dict[str, Any]]) -> str:
     """How much of graphctx's answers is the envelope around the cards."""
     answered = [e for e in envs if "subject" in e]
+    if not answered:
+        return ""
     total = sum(tokens_of(e) for e in answered)
     cards = sum(
         tokens_of({k: e.get(k) for k in ("subject", "callers", "callees", "tests")}) for e in answered
     )
-    if not answered:
-        return ""
+    subject = sum(tokens_of({"subject": e.get("subject")}) for e in answered)
+    tests = sum(tokens_of({"tests": e.get("tests")}) for e in answered)
     return (
         f"\nOf graphctx's {total:,} tokens, {total - cards:,} ({(total - cards) / len(answered):.0f} per "
-        "answer) are the envelope (scope, provenance, budget, counts, omissions, timings); the rest are the "
-        "definition card and the caller / callee / test cards.\n"
+        "answer) are the envelope (scope, provenance, budget, counts, omissions, timings), "
+        f"{subject:,} the definition cards, {tests:,} the `tests` sections (tests that reach the symbol "
+        "other than by calling it) and the rest the caller and callee entries.\n"
     )
 
 

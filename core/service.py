@@ -14,8 +14,9 @@ from pydantic import ValidationError
 
 from graphctx import bounds, registry, timeline
 from graphctx.clock import Clock, iso, utc_now
-from graphctx.code.indexer import Indexer, IndexProgress, IndexReport, check_excludes
+from graphctx.code.indexer import Indexer, IndexProgress, IndexReport, check_excludes, check_roots
 from graphctx.code.ops import DEFAULT_LIMIT, CodeOps
+from graphctx.code.repos import list_repositories
 from graphctx.datadir import Mode, writer_pid
 from graphctx.envelope import Budget, Option, open_envelope
 from graphctx.errors import BackendUnavailable, ReadOnly, WriteIncomplete, from_validation
@@ -490,13 +491,31 @@ class ContextService:
         *,
         progress: IndexProgress | None = None,
         exclude: Sequence[str] = (),
+        repo: str | None = None,
+        roots: Sequence[str] = (),
     ) -> IndexReport:
-        """Index (or incrementally re-index) the Python and Markdown files under root into the scope."""
+        """Index (or incrementally re-index) the Python and Markdown files under root into the scope
+        as repository `repo` (default: its project name, else its directory's name); other
+        repositories in the scope are left as they are. `roots` (or the `code_roots` setting) name
+        the import roots instead of the packaging declarations."""
         root = Path(bounds.check_selector("repository path", str(root)))
         patterns = check_excludes([*self.settings.code_exclude, *check_excludes(exclude)])
+        chosen = check_roots(roots) or check_roots(self.settings.code_roots)
         with self._writes:
             self._writable()
-            return Indexer(self.stores, self.sync, progress).run(scope, root, patterns)
+            return Indexer(self.stores, self.sync, progress).run(
+                scope, root, patterns, repo=repo, roots=chosen
+            )
+
+    def repositories(self, scope: Scope) -> list[dict[str, Any]]:
+        """The repositories indexed into the scope: name, root, layout, top-level packages, counts."""
+        return [r.as_dict() for r in list_repositories(self.stores.graph, scope)]
+
+    def remove_repository(self, scope: Scope, repo: str) -> dict[str, Any]:
+        """Delete one repository's modules, symbols, documents and edges from the scope."""
+        with self._writes:
+            self._writable()
+            return Indexer(self.stores, self.sync).remove(scope, repo)
 
     def status(self, scope: Scope) -> dict[str, Any]:
         stats = self.stores.graph.run(SCOPE_STATS, scope, NoParams())

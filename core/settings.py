@@ -79,6 +79,11 @@ class Settings(BaseSettings):
         default_factory=lambda: list(DEFAULT_CODE_EXCLUDE),
         description="Gitignore-style patterns `graphctx index` skips (on top of each .gitignore).",
     )
+    code_roots: list[str] = Field(
+        default_factory=list,
+        description="Import roots `graphctx index` uses instead of the packaging declarations "
+        "(repository-relative directories; `--root` takes precedence).",
+    )
 
     http_host: str = Field(default="127.0.0.1", description="Address `graphctx serve` listens on.")
     http_port: int = Field(default=8765, ge=0, le=65535, description="Port `graphctx serve` listens on.")

@@ -157,17 +157,29 @@ def _read_diff(source: Path) -> str:
 
 
 def _where(card: dict[str, Any]) -> str:
-    loc = card.get("location")
+    if "at" in card:
+        return str(card["at"])
+    loc = card.get("location")  # search items carry the recall-style location
     if not loc:
         return ""
     lines = loc.get("lines")
     return f"{loc['path']}:{lines[0]}-{lines[1]}" if lines else loc["path"]
 
 
-def _entry(console: Console, card: dict[str, Any], indent: str = "  ") -> None:
+def _path(card: dict[str, Any]) -> str:
+    where = _where(card)
+    head, sep, span = where.rpartition(":")
+    return head if sep and "-" in span else where
+
+
+def _entry(console: Console, card: dict[str, Any], indent: str = "  ", sites_in: str = "") -> None:
+    """One card; `sites_in`: the file its call lines are in (the caller's, or the subject's)."""
     line = Text(indent)
     line.append(card.get("qualified_name", card["name"]), style="bold")
-    line.append(f"  ({card['type']})", style="dim")
+    if "type" in card:
+        line.append(f"  ({card['type']})", style="dim")
+    if card.get("test"):
+        line.append("  test", style="green")
     if _where(card):
         line.append(f"  {_where(card)}")
     if "depth" in card:
@@ -175,15 +187,21 @@ def _entry(console: Console, card: dict[str, Any], indent: str = "  ") -> None:
     if "id" in card:
         line.append(f"  id={card['id']}", style="dim")
     console.print(line)
+    if "def_line" in card:
+        console.print(f"{indent}    def at line {card['def_line']}", style="dim", markup=False)
     if "signature" in card:
         console.print(f"{indent}    {card['signature']}", markup=False, highlight=False)
     if "summary" in card:
         console.print(f"{indent}    {card['summary']}", style="dim", markup=False, highlight=False)
     if card.get("via"):
         console.print(f"{indent}    via {', '.join(card['via'])}", style="dim", markup=False)
-    if card.get("call_sites"):
-        more = f" (+{card['more_call_sites']} more)" if card.get("more_call_sites") else ""
-        console.print(f"{indent}    at {', '.join(card['call_sites'])}{more}", markup=False, highlight=False)
+    if card.get("lines"):
+        more = f" (+{card['more_lines']} more)" if card.get("more_lines") else ""
+        where = sites_in or _path(card)
+        sites = ", ".join(f"{where}:{line}" for line in card["lines"])
+        console.print(f"{indent}    at {sites}{more}", markup=False, highlight=False)
+    if card.get("run"):
+        console.print(f"{indent}    run {card['run']}", markup=False, highlight=False)
 
 
 def code_envelope(console: Console, env: dict[str, Any]) -> None:
@@ -200,9 +218,10 @@ def code_envelope(console: Console, env: dict[str, Any]) -> None:
     for key in ("affected", "callers", "callees", "tests"):
         if key not in env:
             continue
-        shown = counts.get(key, {})
-        total = shown.get("total", shown.get("found", len(env[key])))
+        total = counts.get(key, len(env[key]))
         console.print(Text(f"{key} ({len(env[key])} of {total})", style="bold cyan"))
+        # a callee's call lines are in the subject's file; the others' in their own
+        subject_file = _path(env["subject"]) if key == "callees" and "subject" in env else ""
         for card in env[key]:
-            _entry(console, card)
+            _entry(console, card, sites_in=subject_file if card.get("depth", 1) == 1 else "")
     render.envelope(console, {k: v for k, v in env.items() if k not in ("subject", "items")})

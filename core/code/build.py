@@ -7,45 +7,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from graphctx import bounds
+from graphctx.code.ids import document_id, module_id, section_id, symbol_id
+from graphctx.code.layout import is_test_path
 from graphctx.code.markdown import Document, MentionIndex
 from graphctx.code.pyparse import Module
 from graphctx.code.resolve import BUILTIN, Resolver, Target
+from graphctx.code.testmap import ExerciseMap, Resolved
 from graphctx.model import EdgeKind, Entity, Fact, stable_hash
 from graphctx.redact import redact
 
 SOURCE = "code-index"
 EVERY_MODULE = "*"  # what a document's mentions depend on: the whole symbol table
 VALUE_BYTES = bounds.FACT_VALUE_BYTES - 96
-TEST_DIRS = frozenset({"test", "tests"})
-
-
-def module_id(relpath: str) -> str:
-    return f"py:{relpath}"
-
-
-def symbol_id(relpath: str, qualname: str) -> str:
-    return f"py:{relpath}::{qualname}"
-
-
-def document_id(relpath: str) -> str:
-    return f"md:{relpath}"
-
-
-def section_id(relpath: str, slug: str) -> str:
-    return f"md:{relpath}#{slug}"
-
-
-def file_key(entity_id: str) -> str:
-    """The id of the module/document entity a code entity belongs to."""
-    if entity_id.startswith("py:"):
-        return entity_id.split("::", 1)[0]
-    return entity_id.split("#", 1)[0]
-
-
-def is_test_file(relpath: str) -> bool:
-    parts = relpath.split("/")
-    name = parts[-1]
-    return name.startswith("test_") or name.endswith("_test.py") or any(p in TEST_DIRS for p in parts[:-1])
 
 
 def edge_id(subject: str, predicate: str, obj: str) -> str:
@@ -128,9 +101,10 @@ def _fits(entity_id: str) -> bool:
 
 
 def module_graph(module: Module, sha: str) -> FileGraph:
-    """Entities and containment of one module (no resolution yet)."""
-    rel = module.relpath
-    mid = module_id(rel)
+    """Entities and containment of one module (no resolution yet). A decorated definition's range
+    starts at its first decorator; its `contains` edge carries the `def` line."""
+    rel, repo = module.relpath, module.repo
+    mid = module_id(repo, rel)
     name = module.name.rpartition(".")[2] or module.name or rel
     entity = Entity(
         id=mid,
@@ -146,7 +120,7 @@ def module_graph(module: Module, sha: str) -> FileGraph:
     )
     graph = FileGraph(rel, "py", sha, entity, error=module.error)
     for d in module.defs.values():
-        sid = symbol_id(rel, d.qualname)
+        sid = symbol_id(repo, rel, d.qualname)
         if not _fits(sid):
             continue
         qualified = f"{module.name}.{d.qualname}" if module.name else d.qualname
@@ -168,55 +142,56 @@ def module_graph(module: Module, sha: str) -> FileGraph:
                 ),
             )
         )
-        parent = symbol_id(rel, d.parent) if d.parent else mid
-        graph.contains.append(edge(parent, EdgeKind.CONTAINS, sid))
+        parent = symbol_id(repo, rel, d.parent) if d.parent else mid
+        decorated = (d.def_line,) if d.def_line and d.def_line != d.start else ()
+        graph.contains.append(edge(parent, EdgeKind.CONTAINS, sid, decorated))
     return graph
 
 
-def resolve_module(module: Module, graph: FileGraph, resolver: Resolver, stats: Stats) -> None:
+def resolve_module(
+    module: Module, graph: FileGraph, resolver: Resolver, stats: Stats, exercises: ExerciseMap
+) -> None:
     """Calls, tested_by, inherits and imports this module's content yields."""
     modules = resolver.modules
-    rel = module.relpath
+    rel, repo = module.relpath, module.repo
     resolver.consulted = set()
-    testing = is_test_file(rel)
     calls: dict[tuple[str, str], list[int]] = {}
-    tests: dict[tuple[str, str], list[int]] = {}
+    resolved: list[Resolved] = []
     for call in module.calls:
         stats.calls += 1
         if call.chain is None:
             stats.unresolved += 1
             continue
         found = resolver.chain(call.block, module.name, call.chain)
-        if not isinstance(found, Target) or found.kind == "module":
+        if not isinstance(found, Target) or found.kind in ("module", "instance"):
             if found is BUILTIN:
                 stats.builtin += 1
             else:
                 stats.unresolved += 1
             continue
-        target_rel = modules[found.module].relpath
-        callee = symbol_id(target_rel, found.qualname)
-        caller = symbol_id(rel, call.caller) if call.caller else graph.file_id
+        callee = _target_id(modules[found.module], found)
+        caller = symbol_id(repo, rel, call.caller) if call.caller else graph.file_id
         if not (_fits(callee) and _fits(caller)):
             stats.unresolved += 1
             continue
         stats.resolved += 1
         calls.setdefault((caller, callee), []).append(call.line)
-        if testing and not is_test_file(target_rel):
-            test = _test_def(module, call.caller)
-            if test is not None:
-                tests.setdefault((callee, symbol_id(rel, test)), []).append(call.line)
+        resolved.append(Resolved(call.caller, found, call.line))
     for (caller, callee), lines in calls.items():
         fact = edge(caller, EdgeKind.CALLS, callee, lines)
         graph.produced[fact.id] = fact
-    for (symbol, test), lines in tests.items():
-        fact = edge(symbol, EdgeKind.TESTED_BY, test, lines)
-        graph.produced[fact.id] = fact
+    if is_test_path(rel):
+        for (target, test), lines in exercises.edges(module, resolved).items():
+            symbol, test_id = _target_id(modules[target.module], target), symbol_id(repo, rel, test)
+            if _fits(symbol) and _fits(test_id):
+                fact = edge(symbol, EdgeKind.TESTED_BY, test_id, lines)
+                graph.produced[fact.id] = fact
     for cls in module.classes.values():
-        sid = symbol_id(rel, cls.qualname)
+        sid = symbol_id(repo, rel, cls.qualname)
         for chain in cls.bases:
             base = resolver.chain(cls.scope, module.name, chain) if chain is not None else None
             if isinstance(base, Target) and base.kind == "class":
-                bid = symbol_id(modules[base.module].relpath, base.qualname)
+                bid = _target_id(modules[base.module], base)
                 if _fits(sid) and _fits(bid) and bid != sid:
                     fact = edge(sid, EdgeKind.INHERITS, bid)
                     graph.produced[fact.id] = fact
@@ -224,8 +199,9 @@ def resolve_module(module: Module, graph: FileGraph, resolver: Resolver, stats: 
     for imp in module.imports:
         for candidate in imp.targets:
             resolver.consulted.add(candidate)
-            if candidate in modules and candidate != module.name:
-                imported.setdefault(module_id(modules[candidate].relpath), []).append(imp.line)
+            target_module = modules.get(candidate)
+            if target_module is not None and candidate != module.name:
+                imported.setdefault(module_id(target_module.repo, target_module.relpath), []).append(imp.line)
                 break
     for target, lines in imported.items():
         fact = edge(graph.file_id, EdgeKind.IMPORTS, target, lines)
@@ -233,20 +209,12 @@ def resolve_module(module: Module, graph: FileGraph, resolver: Resolver, stats: 
     graph.consulted = frozenset(resolver.consulted)
 
 
-def _test_def(module: Module, caller: str) -> str | None:
-    """The outermost test function or method a call site sits in."""
-    if not caller:
-        return None
-    parts = caller.split(".")
-    for i in range(1, len(parts) + 1):
-        d = module.defs.get(".".join(parts[:i]))
-        if d is not None and d.kind != "class" and d.name.startswith("test"):
-            return d.qualname
-    return None
+def _target_id(module: Module, target: Target) -> str:
+    return symbol_id(module.repo, module.relpath, target.qualname)
 
 
-def document_graph(doc: Document, sha: str, mentions: MentionIndex) -> FileGraph:
-    did = document_id(doc.relpath)
+def document_graph(doc: Document, sha: str, mentions: MentionIndex, repo: str) -> FileGraph:
+    did = document_id(repo, doc.relpath)
     name = doc.relpath.rpartition("/")[2]
     entity = Entity(
         id=did,
@@ -260,7 +228,7 @@ def document_graph(doc: Document, sha: str, mentions: MentionIndex) -> FileGraph
     )
     graph = FileGraph(doc.relpath, "md", sha, entity, consulted=frozenset({EVERY_MODULE}))
     for section in doc.sections:
-        sid = section_id(doc.relpath, section.slug)
+        sid = section_id(repo, doc.relpath, section.slug)
         if not _fits(sid):
             continue
         graph.entities.append(

@@ -9,6 +9,7 @@ files whose resolution can consult a changed module. Those files alone are parse
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 _CONTINUATION = re.compile(rb"\\\r?\n")
 _FROM = re.compile(rb"\bfrom\s+(\.*)\s*([A-Za-z_][\w.]*)?\s+import\b")
@@ -23,8 +24,11 @@ def _prefixes(name: str) -> list[str]:
     return [".".join(parts[: i + 1]) for i in range(len(parts))]
 
 
-def imported_modules(module: str, is_package: bool, data: bytes) -> set[str]:
-    """Module names (and every dotted prefix) a file's import statements can name."""
+def imported_modules(
+    module: str, is_package: bool, data: bytes, absolute: Callable[[str], str] | None = None
+) -> set[str]:
+    """Module names (and every dotted prefix) a file's import statements can name; `absolute`
+    maps an absolute import to the module Python finds from this file (both are kept)."""
     text = _CONTINUATION.sub(b" ", data)
     package = module if is_package else module.rpartition(".")[0]
     found: set[str] = set()
@@ -36,6 +40,8 @@ def imported_modules(module: str, is_package: bool, data: bytes) -> set[str]:
                 continue
             base = parts[: len(parts) - (dots - 1)] if dots > 1 else parts
             name = ".".join([*base, *([name] if name else [])])
+        elif name and absolute is not None:
+            found.update(_prefixes(absolute(name)))
         if name:
             found.update(_prefixes(name))
     for match in _IMPORT.finditer(text):
@@ -43,6 +49,8 @@ def imported_modules(module: str, is_package: bool, data: bytes) -> set[str]:
             name = item.strip().decode("ascii", "replace")
             if name:
                 found.update(_prefixes(name))
+                if absolute is not None:
+                    found.update(_prefixes(absolute(name)))
     if package:
         found.update(_prefixes(package))  # relative imports by level name the enclosing packages
     return found

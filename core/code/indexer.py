@@ -1,11 +1,13 @@
 """Index a repository into the code graph, incrementally, through the service's write path.
 
-The graph is authoritative: the stored module/document entities carry the sha256 of their file,
-so a re-index compares the tree with the graph alone (no side manifest). When anything changed,
-every file is parsed again (resolution needs the whole symbol table), and writes go only to what
-differs: changed entities, edges of changed files and of the unchanged files whose resolution
-consulted a changed module. Templates cannot delete a single fact, so an entity that lost an edge
-is deleted and re-created with every edge it should have.
+Each repository is its own unit: its entities' ids carry its name (graphctx.code.ids), so indexing,
+re-indexing or removing one never touches another indexed into the same scope. The graph is
+authoritative: the stored module/document entities carry the sha256 of their file, so a re-index
+compares the tree with the graph alone (no side manifest). Writes go only to what differs: changed
+entities, edges of changed files and of the unchanged files whose resolution consulted a changed
+module. Templates cannot delete a single fact, so an entity that lost an edge is deleted and
+re-created with every edge it should have — edges from other repositories included. Imports of
+modules another repository in the scope provides resolve into it (graphctx.code.external).
 """
 
 from __future__ import annotations
@@ -17,24 +19,19 @@ from pathlib import Path
 from typing import Any
 
 from graphctx import bounds
-from graphctx.code.build import (
-    EVERY_MODULE,
-    FileGraph,
-    Stats,
-    document_graph,
-    document_id,
-    file_key,
-    is_test_file,
-    module_graph,
-    module_id,
-    resolve_module,
-)
+from graphctx.code import ids
+from graphctx.code.build import EVERY_MODULE, FileGraph, Stats, document_graph, module_graph, resolve_module
+from graphctx.code.external import ExternalModules
+from graphctx.code.ids import document_id, file_key, module_id
+from graphctx.code.layout import Layout, discover, is_test_path, project_name
 from graphctx.code.markdown import MentionIndex, parse_markdown
-from graphctx.code.pyparse import Module, module_name
+from graphctx.code.pyparse import Module
+from graphctx.code.repos import PENDING_LAYOUT, Repository, list_repositories, repository_entity
 from graphctx.code.resolve import Resolver
+from graphctx.code.testmap import ExerciseMap
 from graphctx.code.walk import SourceFile, walk
 from graphctx.code.workspace import Workspace, reachable_from
-from graphctx.errors import InputError
+from graphctx.errors import GraphctxError, InputError, NotFound
 from graphctx.kernel.reads import batches, stored_hashes
 from graphctx.kernel.stores import Stores
 from graphctx.kernel.templates import (
@@ -60,8 +57,10 @@ OUT_PREDICATES = (
     EdgeKind.IMPORTS.value,
     EdgeKind.MENTIONS.value,
 )
-PREFIXES = ("md:", "py:")
+EVERY_PREDICATE = (*OUT_PREDICATES, EdgeKind.TESTED_BY.value, EdgeKind.CONTAINS.value)
+LEGACY_PREFIXES = ("md:", "py:")
 MAX_EXCLUDES = 100
+MAX_ROOTS = 100
 PENDING = "sha256:pending"  # a file entity whose edges are being rewritten
 
 IndexProgress = Callable[[str, int, int], None]  # (phase, done, total)
@@ -70,6 +69,12 @@ IndexProgress = Callable[[str, int, int], None]  # (phase, done, total)
 @dataclass
 class IndexReport:
     root: str
+    repo: str = ""
+    roots: list[str] = field(default_factory=list)  # the import roots names were computed from
+    layout_notes: list[str] = field(default_factory=list)
+    layout_changed: bool = False  # names changed: every file was redone
+    legacy_removed: int = 0  # entities of the single-repository id scheme removed
+    dependents: dict[str, int] = field(default_factory=dict)  # other repositories' files re-resolved
     files_seen: int = 0
     files_parsed: int = 0
     files_unchanged: int = 0
@@ -113,8 +118,15 @@ def _entity_key(e: Entity) -> tuple[str, str]:
 CODE_TYPES = frozenset({"module", "class", "function", "method", "document", "section"})
 
 
-def _is_code(e: Entity) -> bool:
-    return e.type in CODE_TYPES and e.path is not None and e.path == file_key(e.id)[3:]
+def _is_code(e: Entity, repo: str) -> bool:
+    """An entity this repository's indexer wrote: a code type and a path that matches its id (a
+    memory entity whose id merely looks like a code id is not code)."""
+    parsed = ids.parse(e.id)
+    return e.type in CODE_TYPES and parsed is not None and parsed.repo == repo and e.path == parsed.path
+
+
+def _is_legacy_code(e: Entity) -> bool:
+    return e.type in CODE_TYPES and ids.is_legacy(e.id) and e.path == file_key(e.id)[3:]
 
 
 def check_excludes(patterns: Sequence[str]) -> list[str]:
@@ -122,6 +134,17 @@ def check_excludes(patterns: Sequence[str]) -> list[str]:
         raise InputError("exclude must be a list of patterns", field="exclude")
     bounds.check_count("exclude patterns", list(patterns), MAX_EXCLUDES)
     return [bounds.check_selector("exclude pattern", p) for p in patterns]
+
+
+def check_roots(roots: Sequence[str]) -> list[str]:
+    if isinstance(roots, str):
+        raise InputError("roots must be a list of directories", field="roots")
+    bounds.check_count("roots", list(roots), MAX_ROOTS)
+    checked = [bounds.check_selector("root", r).strip() for r in roots]
+    for r in checked:
+        if r.startswith("/") or ".." in r.replace("\\", "/").split("/"):
+            raise InputError(f"root {r[:60]!r} must be a directory inside the repository", field="roots")
+    return checked
 
 
 class Indexer:
@@ -136,25 +159,29 @@ class Indexer:
 
     # -- graph reads ---------------------------------------------------------------------------
 
-    def _stored_ids(self, scope: Scope) -> dict[str, str]:
-        """Every code entity id in the scope, with its content hash (an id-ordered range scan)."""
+    def _stored_ids(self, scope: Scope, prefixes: Sequence[str]) -> dict[str, str]:
+        """Every id under the prefixes, with its content hash (id-ordered range scans)."""
         graph = self.stores.graph
-        return {h.id: h.content_hash for prefix in PREFIXES for h in stored_hashes(graph, scope, prefix)}
+        return {h.id: h.content_hash for prefix in prefixes for h in stored_hashes(graph, scope, prefix)}
 
-    def _code_ids(self, scope: Scope) -> tuple[dict[str, str], dict[str, Entity]]:
-        """The stored entities the indexer owns, and its module/document entities. A memory entity
-        whose id merely starts like a code id (in a tenant scope that holds both) is not code: code
-        entities have a code type and a path that matches their id."""
-        stored = self._stored_ids(scope)
+    def _code_ids(self, scope: Scope, repo: str) -> tuple[dict[str, str], dict[str, Entity]]:
+        """The stored entities this repository's indexer owns, and its module/document entities."""
+        stored = self._stored_ids(scope, ids.prefixes(repo))
         files = self._hydrate(scope, sorted({file_key(i) for i in stored} & set(stored)))
-        code_files = {i: e for i, e in files.items() if _is_code(e)}
+        code_files = {i: e for i, e in files.items() if _is_code(e, repo)}
         orphans = self._hydrate(scope, [i for i in stored if file_key(i) not in code_files])
         owned = {
             i: h
             for i, h in stored.items()
-            if file_key(i) in code_files or (i in orphans and _is_code(orphans[i]))
+            if file_key(i) in code_files or (i in orphans and _is_code(orphans[i], repo))
         }
         return owned, code_files
+
+    def _legacy(self, scope: Scope) -> list[str]:
+        """Code entities of the single-repository id scheme (`py:{path}`): the one repository a
+        scope held before repositories had names."""
+        found = [i for i in self._stored_ids(scope, LEGACY_PREFIXES) if ids.is_legacy(i)]
+        return sorted(i for i, e in self._hydrate(scope, found).items() if _is_legacy_code(e))
 
     def _hydrate(self, scope: Scope, ids: Sequence[str]) -> dict[str, Entity]:
         out: dict[str, Entity] = {}
@@ -208,33 +235,70 @@ class Indexer:
 
     # -- the run -------------------------------------------------------------------------------
 
-    def run(self, scope: Scope, root: Path, exclude: Sequence[str]) -> IndexReport:
+    def run(
+        self,
+        scope: Scope,
+        root: Path,
+        exclude: Sequence[str],
+        *,
+        repo: str | None = None,
+        roots: Sequence[str] = (),
+    ) -> IndexReport:
         started = time.perf_counter()
         root = root.expanduser().resolve()
         report = IndexReport(root=str(root))
         walked = walk(root, exclude)
         report.skipped = [*walked.skipped_large, *walked.skipped_names]
+        texts = {f.relpath: f.data for f in walked.files}
+        name = (
+            ids.check_repo_name(repo)
+            if repo is not None
+            else ids.default_repo_name(root, project_name(texts.get))
+        )
+        layout, report.layout_notes = discover(sorted(texts), texts.get, check_roots(roots))
+        report.repo, report.roots = name, [r.describe() for r in layout.roots]
         files = {
-            (module_id(f.relpath) if f.kind == "py" else document_id(f.relpath)): f for f in walked.files
+            (module_id(name, f.relpath) if f.kind == "py" else document_id(name, f.relpath)): f
+            for f in walked.files
+            if f.kind in ("py", "md")
         }
         report.files_seen = len(files)
         self._tick("scanning", 0, len(files))
-        stored, code_files = self._code_ids(scope)
+        repositories = {r.name: r for r in list_repositories(self.stores.graph, scope)}
+        record = repositories.get(name)
+        legacy = self._legacy(scope) if not repositories else []
+        stored, code_files = self._code_ids(scope, name)
         stored_files = sorted({file_key(i) for i in stored})
         shas = {i: e.source for i, e in code_files.items()}
-        changed = {i for i, f in files.items() if shas.get(i) != f.sha}
+        report.layout_changed = bool(stored) and (record is None or record.layout != layout.fingerprint)
+        changed = (
+            set(files) if report.layout_changed else {i for i, f in files.items() if shas.get(i) != f.sha}
+        )
         deleted = set(stored_files) - set(files)
         report.files_new = sum(1 for i in changed if i not in shas)
         report.files_changed = len(changed) - report.files_new
         report.files_deleted = len(deleted)
         report.files_unchanged = len(files) - len(changed)
-        if not changed and not deleted:
+        if not changed and not deleted and not legacy and record is not None:
             self._count_stored(report, stored)
+            if record.root != str(root):  # the same repository checked out elsewhere
+                self._register(scope, name, root, layout.fingerprint, layout, record)
             report.seconds = round(time.perf_counter() - started, 3)
             return report
-        py_changes = {module_name(i[3:])[0] for i in changed | deleted if i.startswith("py:")}
-        full = not any(i.startswith("py:") for i in stored)
-        build = _Build(self, files, report, py_changes, full)
+        if legacy:
+            self._delete(scope, report, legacy)
+            report.legacy_removed = len(legacy)
+            report.entities_deleted = 0
+        # the repository is registered before any of its entities is written; a run that changes
+        # names marks its layout pending, so a run that dies midway redoes every file next time
+        pending = record is None or report.layout_changed
+        self._register(scope, name, root, PENDING_LAYOUT if pending else layout.fingerprint, layout, record)
+        others = [r for n, r in repositories.items() if n != name]
+        py_changes = {
+            layout.module(file_key(i).split(":", 2)[2]).name for i in changed | deleted if i.startswith("py:")
+        }
+        full = report.layout_changed or not any(i.startswith("py:") for i in stored)
+        build = _Build(self, scope, name, layout, files, report, py_changes, full, others, exclude)
         graphs = build.graphs(stored, changed)
         held = self._apply(scope, report, build, graphs, stored, changed, deleted, shas)
         report.files_parsed = build.workspace.parsed_count + sum(1 for g in graphs.values() if g.kind == "md")
@@ -248,8 +312,108 @@ class Indexer:
             report.unresolved_calls, report.builtin_calls = build.stats.unresolved, build.stats.builtin
         else:
             self._count_stored(report, held)
+        imports = build.external_imports()
+        self._register(scope, name, root, layout.fingerprint, layout, record, report, imports)
+        provided = {n.split(".")[0] for n in py_changes} & layout.packages
+        if provided and others:
+            report.dependents = self._refresh_dependents(scope, name, py_changes, provided, exclude)
         report.seconds = round(time.perf_counter() - started, 3)
         return report
+
+    def _refresh_dependents(
+        self, scope: Scope, name: str, changed: set[str], provided: set[str], exclude: Sequence[str]
+    ) -> dict[str, int]:
+        """Re-resolve the other repositories' files that import what this run changed, so their
+        calls into it follow (a library indexed after the service that uses it). Only a repository
+        whose checkout is exactly what the graph holds is touched; one with unindexed edits waits
+        for its own re-index. Returns the files re-resolved per repository."""
+        repositories = list_repositories(self.stores.graph, scope)
+        done: dict[str, int] = {}
+        for record in repositories:
+            if record.name == name or not provided & set(record.imports):
+                continue
+            root = Path(record.root)
+            if not record.root or not root.is_dir():
+                continue
+            try:
+                walked = walk(root, exclude)
+            except (GraphctxError, OSError):
+                continue
+            py = [f for f in walked.files if f.kind == "py"]
+            layout = Layout.from_fingerprint(record.layout, [f.relpath for f in py])
+            if layout is None:
+                continue
+            stored, code_files = self._code_ids(scope, record.name)
+            files = {module_id(record.name, f.relpath): f for f in py}
+            stored_py = {file_key(i) for i in stored if i.startswith("py:")}
+            if stored_py != set(files) or any(code_files[i].source != f.sha for i, f in files.items()):
+                continue  # edited since it was indexed: its own re-index resolves it
+            shas = {i: e.source for i, e in code_files.items()}
+            report = IndexReport(root=record.root, repo=record.name)
+            others = [r for r in repositories if r.name != record.name]
+            build = _Build(self, scope, record.name, layout, files, report, changed, False, others, exclude)
+            graphs = build.graphs(stored, set())
+            if graphs:
+                self._apply(scope, report, build, graphs, stored, set(), set(), shas)
+                done[record.name] = report.files_reresolved
+        return done
+
+    def _register(
+        self,
+        scope: Scope,
+        name: str,
+        root: Path,
+        fingerprint: str,
+        layout: Layout,
+        record: Repository | None,
+        report: IndexReport | None = None,
+        imports: set[str] | None = None,
+    ) -> None:
+        """Write the repository entity when what it records changed."""
+        if report is not None:
+            summary = (
+                f"{report.modules or 0} Python modules, {report.symbols or 0} symbols, "
+                f"{report.documents or 0} Markdown documents"
+            )
+        else:
+            summary = record.summary if record is not None else "being indexed"
+        if imports is None:
+            imports = set(record.imports) if record is not None else set()
+        entity = repository_entity(
+            name, str(root), fingerprint, sorted(layout.packages), summary, sorted(imports)
+        )
+        unchanged = record is not None and (record.root, record.layout, record.summary) == (
+            entity.source,
+            entity.signature,
+            entity.summary,
+        )
+        if (
+            unchanged
+            and record is not None
+            and (set(record.packages), set(record.imports)) == (layout.packages, imports)
+        ):
+            return
+        _, synced = self.sync.upsert_entities(scope, [entity])
+        if synced.index_error and report is not None:
+            report.index_errors.append(synced.index_error)
+
+    def remove(self, scope: Scope, name: str) -> dict[str, Any]:
+        """Delete a repository: every entity under its prefixes (and their edges), then its entity."""
+        name = ids.check_repo_name(name)
+        repositories = {r.name for r in list_repositories(self.stores.graph, scope)}
+        owned = self._stored_ids(scope, ids.prefixes(name))
+        if name not in repositories and not owned:
+            raise NotFound(f"no repository named {name!r} in this scope", name=name)
+        report = IndexReport(root="", repo=name)
+        entities = self._hydrate(scope, sorted(owned))
+        mine = sorted(i for i, e in entities.items() if _is_code(e, name))
+        self._delete(scope, report, mine)
+        self._delete(scope, report, [ids.repository_id(name)])
+        return {
+            "repo": name,
+            "entities_deleted": report.entities_deleted,
+            "index_errors": report.index_errors,
+        }
 
     @staticmethod
     def _count_stored(report: IndexReport, stored: Collection[str]) -> None:
@@ -300,16 +464,19 @@ class Indexer:
                 self._tick("comparing", n, len(affected))
         fresh = {i for i in desired if i not in stored} | recreate
         for g in graphs.values():
-            for fact in g.contains:
-                if fact.subject_id in fresh or fact.object_id in fresh:
+            for fact in g.contains:  # a changed child's edge carries its `def` line
+                if fact.subject_id in fresh or fact.object_id in fresh or fact.object_id in write:
                     facts[fact.id] = fact
         if recreate:
-            # every edge of a re-created entity is written again, callers in unparsed files included
-            build.more({module_name(file_key(i)[3:])[0] for i in recreate if i.startswith("py:")})
+            # every edge of a re-created entity is written again, callers in unparsed files included,
+            # and edges from other repositories (their files are not parsed here) are kept as they were
+            build.more({build.name_of(i) for i in recreate if i.startswith("py:")})
             for g in graphs.values():
                 for fact in g.produced.values():
                     if fact.subject_id in recreate or fact.object_id in recreate:
                         facts[fact.id] = fact
+            for fact in self._foreign_edges(scope, sorted(recreate), build.repo):
+                facts.setdefault(fact.id, fact)
             for i in recreate:
                 write[i] = desired[i]
         report.entities_recreated = len(recreate)
@@ -335,6 +502,18 @@ class Indexer:
         report.entities_deleted -= len(recreate)
         return (stored.keys() - gone_set) | desired.keys()
 
+    def _foreign_edges(self, scope: Scope, roots: list[str], repo: str) -> list[Fact]:
+        """The edges between these entities and entities that are not this repository's."""
+        found: list[Fact] = []
+        for direction in ("out", "in"):
+            facts, _ = self._read_facts(scope, roots, EVERY_PREDICATE, direction, {})  # type: ignore[arg-type]
+            for fact in facts:
+                other = fact.object_id if direction == "out" else fact.subject_id
+                parsed = ids.parse(other or "")
+                if other and (parsed is None or parsed.repo != repo) and fact.valid_to is None:
+                    found.append(fact)
+        return found
+
     def _fact_diff(
         self, scope: Scope, g: FileGraph, stored: dict[str, str], gone: set[str], recreate: set[str]
     ) -> dict[str, Fact]:
@@ -350,7 +529,7 @@ class Indexer:
             else:
                 weight[fact.subject_id] = weight.get(fact.subject_id, 0) + 1
         old, overflow = self._read_facts(scope, existing, OUT_PREDICATES, "out", weight)
-        if g.kind == "py" and is_test_file(g.relpath):
+        if g.kind == "py" and is_test_path(g.relpath):
             roots = [i for i in existing if i != g.file_id]
             more, over = self._read_facts(scope, roots, (EdgeKind.TESTED_BY.value,), "in", tested)
             old += more
@@ -409,21 +588,41 @@ class _Build:
     def __init__(
         self,
         indexer: Indexer,
+        scope: Scope,
+        repo: str,
+        layout: Layout,
         files: dict[str, SourceFile],
         report: IndexReport,
         py_changes: set[str],
         full: bool,
+        others: Sequence[Repository],
+        exclude: Sequence[str],
     ) -> None:
         self.indexer = indexer
+        self.repo = repo
+        self.layout = layout
         self.files = files
         self.report = report
         self.py_changes = py_changes
         self.full = full
-        self.workspace = Workspace([f for f in files.values() if f.kind == "py"], self._parsed)
+        externals = ExternalModules(indexer.stores.graph, scope, others, exclude) if others else None
+        self.workspace = Workspace(
+            [f for f in files.values() if f.kind == "py"], layout, repo, self._parsed, externals
+        )
         self.resolver = Resolver(self.workspace)
+        self.exercises = ExerciseMap(self.workspace, self.resolver)
         self.stats = Stats()
         self.done: dict[str, FileGraph] = {}
         self._total = len(self.workspace.by_path)
+
+    def external_imports(self) -> set[str]:
+        """Top-level names this repository's files import that none of its files define."""
+        mine = {n.split(".")[0] for n in self.layout.names}
+        return {n.split(".")[0] for n in self.workspace.importers} - mine - {""}
+
+    def name_of(self, entity_id: str) -> str:
+        """The module name of a Python entity's file."""
+        return self.layout.module(file_key(entity_id).split(":", 2)[2]).name
 
     def _parsed(self, module: Module) -> None:
         if module.error:
@@ -447,17 +646,17 @@ class _Build:
         mentions = MentionIndex(self._known(stored))
         for key, f in self.files.items():
             if f.kind == "md" and (self.py_changes or key in changed):
-                self.done[key] = document_graph(parse_markdown(f.relpath, f.data), f.sha, mentions)
+                self.done[key] = document_graph(parse_markdown(f.relpath, f.data), f.sha, mentions, self.repo)
         return self.done
 
     def add(self, relpaths: Iterable[str]) -> None:
-        todo = [r for r in relpaths if module_id(r) not in self.done]
+        todo = [r for r in relpaths if module_id(self.repo, r) not in self.done]
         for n, rel in enumerate(todo, start=1):
             module = self.workspace.parse(rel)
             graph = module_graph(module, self.workspace.by_path[rel].sha)
             if self.workspace.owns(module):
-                resolve_module(module, graph, self.resolver, self.stats)
-            self.done[module_id(rel)] = graph
+                resolve_module(module, graph, self.resolver, self.stats, self.exercises)
+            self.done[module_id(self.repo, rel)] = graph
             if n % 50 == 0 or n == len(todo):
                 self.indexer._tick("resolving", n, len(todo))
 
@@ -466,7 +665,7 @@ class _Build:
         if self.full:
             return
         names = reachable_from(modules, self.workspace, self.resolver) | modules
-        self.add(sorted(self.workspace.files[n].relpath for n in names if n in self.workspace))
+        self.add(sorted(self.workspace.files[n].relpath for n in names if n in self.workspace.files))
 
     def _known(self, stored: dict[str, str]) -> dict[str, str]:
         """Qualified name -> id of every module and symbol: parsed files from their graphs, the
@@ -475,8 +674,11 @@ class _Build:
         for i in stored:
             if not i.startswith("py:") or file_key(i) in self.done or file_key(i) not in self.files:
                 continue
-            rel, _, qual = i[3:].partition("::")
-            name = module_name(rel)[0]
+            parsed = ids.parse(i)
+            if parsed is None:
+                continue
+            name = self.layout.module(parsed.path).name
+            qual = parsed.member
             known[f"{name}.{qual}" if qual and name else qual or name] = i
         for g in self.done.values():
             for e in [g.file_entity, *g.entities]:

@@ -4,6 +4,12 @@ Every answer is an evidence envelope under the budget rules (what is cut is name
 a subject that does not fit is a budget error). Names resolve exactly as for explain and path
 (graphctx.names: id, qualified name, `path::name`, then an unambiguous plain name). Reads use only
 catalogue templates and re-check every entity and fact against the scope.
+
+Cards are compact and said once: an entry is its qualified name, `at` (file:first-last line) and
+the call lines; the subject adds type, signature and summary. A test that calls the symbol is
+listed once, among the callers, marked `test`; `tests` holds only the tests that reach it
+otherwise (through fixtures, helpers, set-up). Provenance names only the stores the operation
+read. Opaque ids only with include_ids.
 """
 
 from __future__ import annotations
@@ -15,16 +21,20 @@ from typing import Any
 
 from graphctx import bounds
 from graphctx.clock import Clock
+from graphctx.code import ids
 from graphctx.code.diff import Change, FileChange, merge, parse_diff
+from graphctx.code.repos import list_repositories
 from graphctx.envelope import Budget, Option, open_envelope
-from graphctx.errors import InputError
+from graphctx.errors import InputError, NotFound
 from graphctx.kernel.reads import batches, stored_hashes
 from graphctx.kernel.stores import Stores
 from graphctx.kernel.templates import (
     ENTITY_GET,
+    FACTS_FROM_ROOTS,
     NEIGHBOURHOOD,
     Direction,
     EntityGetParams,
+    FactsFromRootsParams,
     NeighbourhoodParams,
 )
 from graphctx.model import EdgeKind, Entity, Fact, NodeKind
@@ -36,6 +46,8 @@ from graphctx.scope import Scope
 
 CODE_TYPES = frozenset(k.value for k in NodeKind)
 CALLS, TESTED_BY, IMPORTS = EdgeKind.CALLS.value, EdgeKind.TESTED_BY.value, EdgeKind.IMPORTS.value
+CONTAINS = EdgeKind.CONTAINS.value
+FILE_TYPES = frozenset({NodeKind.MODULE.value, NodeKind.DOCUMENT.value, NodeKind.REPOSITORY.value})
 DEFAULT_LIMIT = 20
 """Entries per direction unless asked; the traversal template caps it at bounds.PER_DIRECTION_LIMIT."""
 ROOTS_PER_CALL = 8
@@ -52,7 +64,7 @@ CUT_FOLLOW_UP = "Cut to fit the budget; raise max_tokens, or ask `symbol` about 
 def code_card(
     entity: Entity, *, include_ids: bool, summary_chars: int | None = SUMMARY_CHARS
 ) -> dict[str, Any]:
-    """An entity as code evidence: name, qualified name, type, file + line range, signature, summary.
+    """An entity as a search hit: name, qualified name, type, file + line range, signature, summary.
     Aliases, content hashes and timestamps stay out (the qualified name or location identifies it)."""
     card = entity_card(entity, include_ids=include_ids, summary_chars=summary_chars)
     for key in ("aliases", "source", "updated_at"):
@@ -60,9 +72,51 @@ def code_card(
     return card
 
 
+def at(entity: Entity) -> str:
+    """Where an entity is: `path:first-last` (its whole range), or the path of a file."""
+    if not entity.path:
+        return ""
+    if entity.type in FILE_TYPES or not entity.line_start:
+        return entity.path
+    return f"{entity.path}:{entity.line_start}-{entity.line_end or entity.line_start}"
+
+
+def brief_card(entity: Entity, *, include_ids: bool) -> dict[str, Any]:
+    """A related entity: its qualified name and where it is."""
+    card: dict[str, Any] = {"name": entity.display_name()}
+    if include_ids:
+        card["id"] = entity.id
+    where = at(entity)
+    if where:
+        card["at"] = where
+    return card
+
+
+def subject_card(entity: Entity, *, include_ids: bool, def_line: int | None = None) -> dict[str, Any]:
+    """The entity asked about: qualified name, type, where (and, when decorated, its `def` line:
+    the range starts at the first decorator), signature and summary."""
+    card = brief_card(entity, include_ids=include_ids)
+    card["type"] = entity.type
+    if def_line and def_line != entity.line_start:
+        card["def_line"] = def_line
+    if entity.signature:
+        card["signature"] = entity.signature
+    if entity.summary:
+        card["summary"] = entity.summary
+    return card
+
+
 def _lines(value: str | None) -> list[int]:
     """Call-site lines of a `calls` fact ("12,40"); anything else in the value is ignored."""
     return sorted({int(p) for p in (value or "").split(",") if p.strip().isdigit()})
+
+
+def run_id(entity: Entity) -> str | None:
+    """How a test runner selects a Python test: its pytest node id (`path::Class::test`)."""
+    parsed = ids.parse(entity.id)
+    if parsed is None or parsed.lang != "py" or not parsed.member:
+        return None
+    return f"{parsed.path}::{parsed.member.replace('.', '::')}"
 
 
 @dataclass
@@ -83,6 +137,9 @@ class Related:
             return self.roots[entity_id]
         found = self.nodes.get(entity_id)
         return found[0] if found else None
+
+    def nodes_at(self, depth: int) -> list[Entity]:
+        return [e for e, d in self.nodes.values() if d == depth]
 
 
 class CodeOps:
@@ -145,22 +202,27 @@ class CodeOps:
         max_tokens: int | None = None,
         include_ids: bool = False,
     ) -> dict[str, Any]:
-        """The definition card: the symbol, its callers and callees with file:line call sites, and
-        the tests that exercise it; each direction capped at `limit` with counts of what was cut."""
+        """The definition card: the symbol, its callers (tests among them marked) and callees with
+        their call lines, and the tests that reach it otherwise; each direction capped at `limit`
+        with counts of what was cut."""
         watch = Stopwatch()
         isolation = Isolation(scope)
         subject = resolve(self.stores.graph, scope, name)
         limit = _limit(limit)
+        callers = self._walk(scope, isolation, [subject], (CALLS,), "in", 1, limit)
+        tests = self._walk(scope, isolation, [subject], (TESTED_BY,), "out", 1, limit)
         rels = {
-            "callers": self._walk(scope, isolation, [subject], (CALLS,), "in", 1, limit),
+            "callers": callers,
             "callees": self._walk(scope, isolation, [subject], (CALLS,), "out", 1, limit),
-            "tests": self._walk(scope, isolation, [subject], (TESTED_BY,), "out", 1, limit),
+            "tests": _without(tests, callers.nodes),
         }
+        marked = set(tests.nodes) | self._tests_among(scope, isolation, callers.nodes_at(1))
         envelope, budget = self._envelope("symbol", scope, max_tokens, bounds.DEFAULT_CODE_TOKENS, isolation)
-        envelope["subject"] = code_card(subject, include_ids=include_ids, summary_chars=None)
+        envelope["subject"] = self._subject(scope, isolation, subject, include_ids)
         budget.require_fit(f"the subject {subject.display_name()!r}")
         directions: dict[str, Direction] = {"callers": "in", "callees": "out", "tests": "out"}
-        self._fill(budget, self._prepare(budget, rels, directions, limit, include_ids, exact=True))
+        entries = self._prepare(budget, rels, directions, limit, include_ids, exact=True, tests=marked)
+        self._fill(budget, entries)
         return budget.finish(watch.total())
 
     def calls(
@@ -182,13 +244,31 @@ class CodeOps:
         depth = bounds.clamp(depth, 1, bounds.MAX_HOPS)
         limit = _limit(limit)
         rel = self._walk(scope, isolation, [subject], (CALLS,), direction, depth, limit)
+        callers = [e for e, _ in rel.nodes.values()]
+        tests = self._tests_among(scope, isolation, callers) if direction == "in" else set()
         envelope, budget = self._envelope(key, scope, max_tokens, bounds.DEFAULT_CODE_TOKENS, isolation)
-        envelope["subject"] = code_card(subject, include_ids=include_ids, summary_chars=None)
+        envelope["subject"] = self._subject(scope, isolation, subject, include_ids)
         envelope["depth"] = depth
         budget.require_fit(f"the subject {subject.display_name()!r}")
-        entries = self._prepare(budget, {key: rel}, {key: direction}, limit, include_ids, exact=depth == 1)
+        entries = self._prepare(
+            budget, {key: rel}, {key: direction}, limit, include_ids, exact=depth == 1, tests=tests
+        )
         self._fill(budget, entries)
         return budget.finish(watch.total())
+
+    def _subject(
+        self, scope: Scope, isolation: Isolation, subject: Entity, include_ids: bool
+    ) -> dict[str, Any]:
+        """The subject's card, with its `def` line when decorated (kept on its `contains` edge)."""
+        def_line = None
+        if subject.type not in FILE_TYPES and subject.line_start:
+            params = FactsFromRootsParams(
+                roots=(subject.id,), predicates=(CONTAINS,), direction="in", limit=2
+            )
+            for fact in self.stores.graph.run(FACTS_FROM_ROOTS, scope, params).facts:
+                if isolation.admit_fact(fact) and fact.object_id == subject.id and _lines(fact.value):
+                    def_line = _lines(fact.value)[0]
+        return subject_card(subject, include_ids=include_ids, def_line=def_line)
 
     # -- impact -------------------------------------------------------------------------------
 
@@ -202,22 +282,25 @@ class CodeOps:
         limit: int = DEFAULT_LIMIT,
         max_tokens: int | None = None,
         include_ids: bool = False,
+        repo: str | None = None,
     ) -> dict[str, Any]:
         """What a change touches: the symbols whose line ranges overlap the changed lines (every
-        symbol of a file listed without lines), their callers (1-2 hops) and their tests. Files the
-        graph does not hold are listed as `unknown`."""
+        symbol of a file listed without lines), their callers (1-2 hops) and the tests to run (each
+        with its runner id). Paths are repository-relative; a path several indexed repositories hold
+        counts in each unless `repo` names one. Files the graph does not hold are `unknown`."""
         watch = Stopwatch()
         deadline = Deadline(self.retriever.deadline_s)
         isolation = Isolation(scope)
         changes = _changes(files, diff)
         depth = bounds.clamp(depth, 1, bounds.MAX_HOPS)
         limit = _limit(limit)
+        repos = self._repositories(scope, repo)
         affected: dict[str, Entity] = {}
         unknown: list[str] = []
         scan_cut = 0
         for change in changes:
             deadline.check("mapping the changed files")
-            hit, cut = self._affected(scope, isolation, change)
+            hit, cut = self._affected(scope, isolation, change, repos)
             scan_cut += cut
             if hit is None:
                 unknown.append(change.path)
@@ -237,10 +320,16 @@ class CodeOps:
         tested = [*symbols, *(e for e, d in callers.nodes.values() if d == 1)]
         deadline.check("the tests of the change")
         tests = self._walk(scope, isolation, tested, (TESTED_BY,), "out", 1, limit)
+        changed_tests = self._tests_among(scope, isolation, symbols)
+        for entity in symbols:  # a changed test is a test to run
+            if entity.id in changed_tests:
+                tests.nodes.setdefault(entity.id, (entity, 1))
         for edge in tests.edges:  # a test that calls the change is listed once, as a test
             moved = callers.nodes.pop(edge.object_id or "", None)
-            if moved is not None and edge.object_id not in tests.nodes:
-                tests.nodes[moved[0].id] = (moved[0], 1)
+            if moved is not None:
+                tests.nodes.setdefault(moved[0].id, (moved[0], 1))
+        for test_id in tests.nodes:
+            callers.nodes.pop(test_id, None)
 
         envelope, budget = self._envelope("impact", scope, max_tokens, bounds.DEFAULT_CODE_TOKENS, isolation)
         envelope["changed"] = {
@@ -254,39 +343,66 @@ class CodeOps:
         budget.require_fit("the envelope")
         budget.reserve("unknown")
         budget.reserve("affected")
-        envelope["counts"] = {"affected": {"shown": len(roots), "found": len(roots)}}
+        envelope["counts"] = {"affected": len(roots)}
         rels = {"callers": callers, "tests": tests}
         entries = self._prepare(
-            budget, rels, {"callers": "in", "tests": "out"}, limit, include_ids, exact=False
+            budget, rels, {"callers": "in", "tests": "out"}, limit, include_ids, exact=False, runnable=True
         )
         if scan_cut:
             budget.note({"what": "affected", "count": scan_cut, "reason": "limit", "at_least": True})
         budget.place("unknown", [(p, [Option({"path": p[:512]})]) for p in unknown])
         budget.place(
             "affected",
-            [(e.display_name(), [Option(code_card(e, include_ids=include_ids))]) for e in roots],
+            [
+                (e.display_name(), [Option({**brief_card(e, include_ids=include_ids), "type": e.type})])
+                for e in roots
+            ],
         )
-        envelope["counts"]["affected"]["shown"] = len(envelope["affected"])
         self._fill(budget, entries)
         return budget.finish(watch.total())
 
+    def _repositories(self, scope: Scope, repo: str | None) -> list[str]:
+        names = [r.name for r in list_repositories(self.stores.graph, scope)]
+        if repo is None:
+            return names
+        ids.check_repo_name(repo)
+        if repo not in names:
+            raise NotFound(f"no repository named {repo!r} in this scope", name=repo)
+        return [repo]
+
     def _affected(
-        self, scope: Scope, isolation: Isolation, change: FileChange
+        self, scope: Scope, isolation: Isolation, change: FileChange, repos: Sequence[str]
     ) -> tuple[list[Entity] | None, int]:
-        """The symbols a file change touches (None when the graph has no such file) and how many
-        of the file's symbols were left unread by the page cap."""
+        """The symbols a file change touches in every repository holding the file (None when none
+        does) and how many of their symbols were left unread by the page cap."""
         graph = self.stores.graph
         path = change.path.removeprefix("./")
-        heads = graph.run(ENTITY_GET, scope, EntityGetParams(ids=(f"py:{path}", f"md:{path}"))).entities
-        heads = tuple(e for e in heads if isolation.admit_entity(e))
+        wanted = [i for r in repos for i in (ids.module_id(r, path), ids.document_id(r, path))]
+        heads = [
+            e
+            for chunk in batches(wanted, HASH_PAGE)
+            for e in graph.run(ENTITY_GET, scope, EntityGetParams(ids=tuple(chunk))).entities
+            if isolation.admit_entity(e)
+        ]
         if not heads:
             return None, 0
-        head = heads[0]
+        found: list[Entity] = []
+        cut = 0
+        for head in heads:
+            hit, more = self._touched(scope, isolation, head, change)
+            found += hit
+            cut += more
+        return found, cut
+
+    def _touched(
+        self, scope: Scope, isolation: Isolation, head: Entity, change: FileChange
+    ) -> tuple[list[Entity], int]:
+        graph = self.stores.graph
         prefix = f"{head.id}::" if head.id.startswith("py:") else f"{head.id}#"
-        ids, cut = self._ids_with_prefix(scope, prefix)
+        member_ids, cut = self._ids_with_prefix(scope, prefix)
         members = [
             e
-            for chunk in batches(ids, HASH_PAGE)
+            for chunk in batches(member_ids, HASH_PAGE)
             for e in graph.run(ENTITY_GET, scope, EntityGetParams(ids=chunk)).entities
             if isolation.admit_entity(e)
         ]
@@ -308,8 +424,8 @@ class CodeOps:
         """Ids are prefix-enumerable: at most FILE_SYMBOL_PAGES pages of them, and 1 if more exist."""
         cap = FILE_SYMBOL_PAGES * HASH_PAGE
         found = stored_hashes(self.stores.graph, scope, prefix, page=HASH_PAGE)
-        ids = [h.id for h in islice(found, cap + 1)]
-        return ids[:cap], int(len(ids) > cap)
+        ids_ = [h.id for h in islice(found, cap + 1)]
+        return ids_[:cap], int(len(ids_) > cap)
 
     # -- shared parts -------------------------------------------------------------------------
 
@@ -324,9 +440,9 @@ class CodeOps:
         limit: int,
     ) -> Related:
         rel = Related(roots={e.id: e for e in roots}, hops=depth)
-        ids = list(rel.roots)
+        ids_ = list(rel.roots)
         seen: set[str] = set()
-        for batch in batches(ids, ROOTS_PER_CALL):
+        for batch in batches(ids_, ROOTS_PER_CALL):
             params = NeighbourhoodParams(
                 roots=batch,
                 edge_types=edge_types,
@@ -352,6 +468,11 @@ class CodeOps:
                     rel.edges.append(edge)
         return rel
 
+    def _tests_among(self, scope: Scope, isolation: Isolation, entities: Sequence[Entity]) -> set[str]:
+        """Which of these entities are tests: those something is `tested_by` (one edge suffices)."""
+        rel = self._walk(scope, isolation, entities, (TESTED_BY,), "in", 1, 1)
+        return {e.object_id or "" for e in rel.edges if e.predicate == TESTED_BY} & set(rel.roots)
+
     def _prepare(
         self,
         budget: Budget,
@@ -361,21 +482,23 @@ class CodeOps:
         include_ids: bool,
         *,
         exact: bool,
+        tests: set[str] = frozenset(),  # type: ignore[assignment]
+        runnable: bool = False,
     ) -> dict[str, list[tuple[str, list[Option]]]]:
         """Counts, room for each direction, and the limit cuts named. `exact`: one root at depth 1,
-        where the template's cut count is the exact number of entries left out."""
+        where the template's cut count is the exact number of entries left out. `tests`: the ids of
+        the tests among the entries (marked); `runnable`: test entries say how to run them."""
         envelope = budget.envelope
         entries = {
-            key: self._entries(rel, directions[key], include_ids, many=len(rel.roots) > 1)
+            key: self._entries(rel, directions[key], include_ids, many=len(rel.roots) > 1,
+                               tests=tests if key == "callers" else set(),
+                               runnable=runnable and key == "tests")
             for key, rel in rels.items()
-        }
-        counts: dict[str, dict[str, Any]] = envelope.setdefault("counts", {})
+        }  # fmt: skip
+        counts: dict[str, Any] = envelope.setdefault("counts", {})
         for key, rel in rels.items():
-            found = len(entries[key])
-            counts[key] = {"shown": found, "found": found}
-            if rel.cut:
-                exact_total = exact and not rel.cut_unknown
-                counts[key].update({"total": found + rel.cut} if exact_total else {"more_edges": rel.cut})
+            exact_total = exact and not rel.cut_unknown
+            counts[key] = len(entries[key]) + (rel.cut if exact_total else 0)
         for key in rels:
             budget.reserve(key)
         for key, rel in rels.items():
@@ -392,18 +515,23 @@ class CodeOps:
         envelope = budget.envelope
         for key in sorted(entries, key=lambda k: len(entries[k])):
             budget.place(key, entries[key])
-        for key in entries:
-            envelope["counts"][key]["shown"] = len(envelope[key])
         if envelope["omissions"] and envelope.get("follow_up") is None:
             envelope["follow_up"] = CUT_FOLLOW_UP
             if not budget.fits():
                 envelope.pop("follow_up")
 
     def _entries(
-        self, rel: Related, direction: Direction, include_ids: bool, *, many: bool
+        self,
+        rel: Related,
+        direction: Direction,
+        include_ids: bool,
+        *,
+        many: bool,
+        tests: set[str] = frozenset(),  # type: ignore[assignment]
+        runnable: bool = False,
     ) -> list[tuple[str, list[Option]]]:
-        """One entry per node: its card, the call sites (file:line, in the caller's file) of the
-        edges that reach it from the previous hop, and which entities those edges join it to."""
+        """One entry per node: its card, the call lines (in the caller's file) of the edges that
+        reach it from the previous hop, and which entities those edges join it to."""
         out = []
         nodes = sorted(rel.nodes.values(), key=lambda n: (n[1], *_order(n[0])))
         for entity, depth in nodes:
@@ -417,37 +545,46 @@ class CodeOps:
                     e for e in rel.edges if e.object_id == entity.id and _prior(rel, e.subject_id, depth)
                 ]
                 others = [e.subject_id for e in edges]
-            card = code_card(entity, include_ids=include_ids)
+            card = brief_card(entity, include_ids=include_ids)
+            if entity.id in tests:
+                card["test"] = True
+            if runnable and run_id(entity):
+                card["run"] = run_id(entity)
             if rel.hops > 1 or many:
                 card["depth"] = depth
                 card["via"] = sorted({_name(rel, o) for o in others})
-            sites = []
-            for edge in edges:
-                # a call site is in the caller's file; for `tested_by` the caller is the test (the object)
-                caller_id = (edge.object_id or "") if edge.predicate == TESTED_BY else edge.subject_id
-                caller = rel.entity(caller_id)
-                where = caller.path if caller and caller.path else _name(rel, caller_id)
-                sites += [f"{where}:{line}" for line in _lines(edge.value)]
-            if sites:
-                card["call_sites"] = sites[:CALL_SITES]
-                if len(sites) > CALL_SITES:
-                    card["more_call_sites"] = len(sites) - CALL_SITES
+            lines = sorted({line for edge in edges for line in _lines(edge.value)})
+            if lines:
+                card["lines"] = lines[:CALL_SITES]
+                if len(lines) > CALL_SITES:
+                    card["more_lines"] = len(lines) - CALL_SITES
             out.append((entity.display_name(), [Option(card)]))
         return out
 
     def _envelope(
         self, op: str, scope: Scope, max_tokens: int | None, default: int, isolation: Isolation
     ) -> tuple[dict[str, Any], Budget]:
+        """An answer of a graph-only operation: its provenance is the graph store and the catalogue."""
         tokens = bounds.normalise_tokens(max_tokens, default)
+        graph = self.stores.describe().get("graph", "")
         return open_envelope(
             op,
             scope,
             as_of=self.clock(),
-            backends=self.stores.describe(),
+            backends={"graph": graph},
             max_tokens=tokens,
             rejected=isolation.rejected,
             counter=self.retriever.counter,
         )
+
+
+def _without(rel: Related, listed: dict[str, tuple[Entity, int]]) -> Related:
+    """The relation without the nodes another section already lists."""
+    kept = {i: n for i, n in rel.nodes.items() if i not in listed}
+    edges = [e for e in rel.edges if (e.object_id or "") in kept or e.subject_id in kept]
+    return Related(
+        roots=rel.roots, hops=rel.hops, nodes=kept, edges=edges, cut=rel.cut, cut_unknown=rel.cut_unknown
+    )
 
 
 def _changes(files: Sequence[str], diff: str | None) -> list[FileChange]:

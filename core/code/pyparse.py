@@ -1,7 +1,10 @@
 """One Python file → its definitions, name bindings per scope, class bases and raw call sites.
 
 Nothing here resolves across files; `resolve.py` does that over all parsed modules. Source bodies
-are never kept: a definition keeps its one-line signature, first docstring line and a digest.
+are never kept: a definition keeps its one-line signature, a docstring summary and a digest. What
+a local name holds is recorded only when the scope binds it exactly once, from a parameter or an
+annotation, an instantiation or call (`x = Foo()`), or another name (`save = self.save`); the
+resolver decides what that is, or leaves it unknown.
 """
 
 from __future__ import annotations
@@ -10,15 +13,29 @@ import ast
 import hashlib
 import re
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from graphctx.code.layout import ModuleName, dotted_path
 from graphctx.redact import redact
 
 SIGNATURE_CHARS = 240
-SUMMARY_CHARS = 300
+SUMMARY_CHARS = 200
+"""A summary is the docstring's first sentence, cut at a word boundary beyond this many characters."""
 SUPER = "<super>"  # head of the chain of a `super().name(...)` call
+CALL = "()"  # a call inside a chain: `Foo().bar` is ("Foo", "()", "bar")
 
 Chain = tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Binding:
+    """What a name bound once holds: an instance of the class an annotation names ("instance"), or
+    the value of an expression ("value": `Foo()`, `make()`, `self.save`), evaluated in `scope`."""
+
+    kind: str
+    chain: Chain
+    scope: Block
 
 
 @dataclass(slots=True, eq=False)
@@ -38,6 +55,16 @@ class Block:
     # parameters that alias a global through their default (`def f(x, _len=len)`), read in the
     # enclosing scope: the idiom binds the name at definition time
     aliases: dict[str, tuple[Chain, Block]] = field(default_factory=dict)
+    bound: dict[str, int] = field(default_factory=dict)  # name -> how many times this scope binds it
+    typed: dict[str, Binding] = field(default_factory=dict)  # what the first binding holds
+
+    def bind(self, name: str) -> None:
+        self.locals.add(name)
+        self.bound[name] = self.bound.get(name, 0) + 1
+
+    def single(self, name: str) -> Binding | None:
+        """What the name holds when this scope binds it exactly once and that binding is known."""
+        return self.typed.get(name) if self.bound.get(name) == 1 else None
 
 
 @dataclass(slots=True)
@@ -45,7 +72,7 @@ class Def:
     qualname: str
     name: str
     kind: str  # "class" | "function" | "method"
-    start: int
+    start: int  # the first decorator's line when decorated: the range covers the decorators
     end: int
     signature: str
     summary: str
@@ -54,6 +81,12 @@ class Def:
     docstring: str = ""  # the whole docstring (indexed-only search text, never stored as a card)
     decorators: tuple[str, ...] = ()
     bases: tuple[str, ...] = ()
+    def_line: int = 0  # the `def` / `class` line
+    params: tuple[str, ...] = ()  # parameter names (pytest fixtures are requested by them)
+    returns: Chain | None = None  # the class a return annotation names
+    scope: Block | None = None  # where the def statement is evaluated (its annotations)
+    fixture: str | None = None  # the fixture name, for a pytest fixture
+    param_refs: tuple[tuple[Chain, int], ...] = ()  # callables a parametrize decorator passes in
 
 
 @dataclass(slots=True)
@@ -80,10 +113,12 @@ class Import:
 
 @dataclass
 class Module:
-    name: str  # dotted
+    name: str  # dotted import name
     relpath: str
     is_package: bool
     lines: int
+    repo: str = ""
+    rooted: bool = True  # under an import root (see graphctx.code.layout)
     summary: str = ""
     defs: dict[str, Def] = field(default_factory=dict)
     classes: dict[str, ClassInfo] = field(default_factory=dict)
@@ -97,31 +132,60 @@ class Module:
     refs: dict[str, set[str]] = field(default_factory=dict)  # def qualname ("" = module) -> names used
 
 
-def module_name(relpath: str) -> tuple[str, bool]:
-    """Dotted module name of a file (build_gt.py's rule) and whether it is a package `__init__`."""
-    parts = relpath[: -len(".py")].split("/")
-    is_package = parts[-1] == "__init__"
-    if is_package:
-        parts = parts[:-1]
-    return ".".join(parts), is_package
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
+_ABBREVIATIONS = ("e.g", "i.e", "etc", "vs", "cf", "approx", "incl", "Mr", "Dr", "No")
 
 
-def first_line(text: str | None) -> str:
+def _first_sentence(text: str) -> str:
+    for match in _SENTENCE_END.finditer(text):
+        before = text[: match.start()]
+        word = before.rsplit(None, 1)[-1] if before.split() else ""
+        if word.rstrip(".").endswith(_ABBREVIATIONS) or (len(word) == 1 and word.isupper()):
+            continue  # "e.g. x", "i.e. y", an initial: not the end of a sentence
+        return text[: match.end()]
+    return text
+
+
+def first_line(text: str | None, limit: int = SUMMARY_CHARS) -> str:
+    """A docstring's summary: its first paragraph up to the end of its first sentence, cut at a
+    word boundary with … only when that sentence is longer than `limit` characters."""
     if not text:
         return ""
+    paragraph: list[str] = []
     for raw in text.strip().splitlines():
         line = raw.strip()
-        if line:
-            return redact(line[:SUMMARY_CHARS])
-    return ""
+        if not line:
+            if paragraph:
+                break
+            continue
+        if paragraph and (line.startswith((":", "@", ">>>", "-", "*")) or line.endswith(":")):
+            break  # a field list, doctest, bullet or heading starts: the summary ended
+        paragraph.append(line)
+    return redact(shorten(_first_sentence(" ".join(paragraph)), limit))
+
+
+def shorten(text: str, limit: int) -> str:
+    """Text cut to at most `limit` characters at a word boundary, ending with … when cut."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    if space > limit // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:-") + "…"
 
 
 _COMMENT = re.compile(r"\s+#[^'\"]*$")
 _SPACES = re.compile(r"\s+")
 
 
-def _signature(lines: list[bytes], node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> str:
-    """The def/class header on one line, decorators and comments left out, shortened with …"""
+def _signature(
+    lines: list[bytes],
+    node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef,
+    decorators: tuple[str, ...] = (),
+) -> str:
+    """The def/class header on one line after its decorators' names (`@property def name(self)`),
+    their arguments and comments left out, shortened with …"""
     start = node.lineno - 1
     body = node.body[0]
     stop = body.lineno - 1
@@ -134,6 +198,8 @@ def _signature(lines: list[bytes], node: ast.FunctionDef | ast.AsyncFunctionDef 
     if text.endswith(":"):
         text = text[:-1].rstrip()
     text = text.replace("( ", "(").replace(" )", ")").replace(", )", ")")
+    if decorators:
+        text = " ".join(f"@{d}" for d in decorators) + " " + text
     if len(text) > SIGNATURE_CHARS:
         text = text[: SIGNATURE_CHARS - 1] + "…"
     return redact(text)
@@ -149,18 +215,116 @@ def _dotted(node: ast.expr) -> str:
     return ".".join(chain) if chain and chain[0] != SUPER else ""
 
 
-def _chain(node: ast.expr) -> Chain | None:
+def _chain(node: ast.expr, calls: bool = True) -> Chain | None:
+    """A dotted name (`a.b.c`), with `super()` as its head and, when `calls`, calls inside it
+    (`Foo().bar` is ("Foo", "()", "bar")); None for anything else (subscripts, literals, ...)."""
     parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return tuple(reversed(parts))
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super" and parts:
-        parts.append(SUPER)
-        return tuple(reversed(parts))
+    while True:
+        if isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super":
+            if not parts:
+                return None
+            parts.append(SUPER)
+            return tuple(reversed(parts))
+        elif calls and isinstance(node, ast.Call) and parts:
+            parts.append(CALL)
+            node = node.func
+        elif isinstance(node, ast.Name):
+            parts.append(node.id)
+            return tuple(reversed(parts))
+        else:
+            return None
+
+
+def annotation_chain(node: ast.expr | None) -> Chain | None:
+    """The one class an annotation names: `Foo`, `"Foo"`, `mod.Foo`, `Foo[int]`, `Optional[Foo]`,
+    `Foo | None`, `Annotated[Foo, ...]`; None when it names none or several."""
+    for _ in range(8):
+        if node is None:
+            return None
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            try:
+                node = ast.parse(node.value.strip(), mode="eval").body
+            except (SyntaxError, ValueError, RecursionError):
+                return None
+            continue
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+            sides = [n for n in (node.left, node.right) if not _is_none(n)]
+            if len(sides) != 1:
+                return None
+            node = sides[0]
+            continue
+        if isinstance(node, ast.Subscript):
+            head = _chain(node.value, calls=False)
+            wrapper = head[-1] if head else ""
+            inner = node.slice
+            items = list(inner.elts) if isinstance(inner, ast.Tuple) else [inner]
+            if wrapper == "Optional":
+                node = items[0]
+                continue
+            if wrapper == "Annotated":
+                node = items[0]
+                continue
+            if wrapper == "Union":
+                rest = [n for n in items if not _is_none(n)]
+                if len(rest) != 1:
+                    return None
+                node = rest[0]
+                continue
+            node = node.value  # a generic class: Foo[int] is a Foo
+            continue
+        chain = _chain(node, calls=False)
+        return chain if chain and chain[0] != SUPER else None
     return None
+
+
+def _is_none(node: ast.expr) -> bool:
+    return (isinstance(node, ast.Constant) and node.value is None) or (
+        isinstance(node, ast.Constant) and node.value == "None"
+    )
+
+
+def _fixture_name(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """The name a pytest fixture is requested by (`@pytest.fixture(name="x")` renames it)."""
+    for deco in node.decorator_list:
+        target = deco.func if isinstance(deco, ast.Call) else deco
+        chain = _chain(target, calls=False)
+        if not chain or chain[-1] not in ("fixture", "yield_fixture"):
+            continue
+        if isinstance(deco, ast.Call):
+            for kw in deco.keywords:
+                if (
+                    kw.arg == "name"
+                    and isinstance(kw.value, ast.Constant)
+                    and isinstance(kw.value.value, str)
+                ):
+                    return kw.value.value
+        return node.name
+    return None
+
+
+def _parametrized(
+    node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef,
+) -> tuple[tuple[Chain, int], ...]:
+    """Callables passed to a test through `@pytest.mark.parametrize(...)` argument values."""
+    found: list[tuple[Chain, int]] = []
+    for deco in node.decorator_list:
+        if not isinstance(deco, ast.Call):
+            continue
+        chain = _chain(deco.func, calls=False)
+        if not chain or chain[-1] != "parametrize":
+            continue
+        for arg in [*deco.args[1:], *(kw.value for kw in deco.keywords if kw.arg == "argvalues")]:
+            for sub in ast.walk(arg):
+                if isinstance(sub, ast.Name | ast.Attribute) and isinstance(
+                    getattr(sub, "ctx", None), ast.Load
+                ):
+                    ref = _chain(sub, calls=False)
+                    if ref and ref[0] != SUPER:
+                        found.append((ref, sub.lineno))
+    return tuple(found)
 
 
 _DEFS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
@@ -181,16 +345,17 @@ def _has_decorator(node: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> b
 
 
 class _Parser:
-    def __init__(self, module: Module, data: bytes) -> None:
+    def __init__(self, module: Module, data: bytes, absolute: Callable[[str], str]) -> None:
         self.m = module
         self.lines = data.splitlines(keepends=True)
         self.package = module.name if module.is_package else module.name.rpartition(".")[0]
+        self.absolute = absolute  # an absolute import as Python finds it from this file
 
     # -- imports -------------------------------------------------------------------------------
 
     def _from_base(self, node: ast.ImportFrom) -> str | None:
         if not node.level:
-            return node.module or ""
+            return self.absolute(node.module or "")
         parts = self.package.split(".") if self.package else []
         if node.level > 1:
             if node.level - 1 > len(parts):
@@ -203,12 +368,15 @@ class _Parser:
     def _import(self, node: ast.Import | ast.ImportFrom, block: Block) -> None:
         if isinstance(node, ast.Import):
             for alias in node.names:
+                full = self.absolute(alias.name)
                 if alias.asname:
-                    block.imports.setdefault(alias.asname, set()).add(alias.name)
+                    block.imports.setdefault(alias.asname, set()).add(full)
                 else:
+                    # `import a.b` binds `a`; looked up beside the file it may be `tests.a`
                     head = alias.name.split(".")[0]
-                    block.imports.setdefault(head, set()).add(head)
-                self.m.imports.append(Import(node.lineno, (alias.name,)))
+                    extra = full.count(".") - alias.name.count(".")
+                    block.imports.setdefault(head, set()).add(".".join(full.split(".")[: extra + 1]))
+                self.m.imports.append(Import(node.lineno, (full,)))
             return
         base = self._from_base(node)
         if base is None:
@@ -232,28 +400,34 @@ class _Parser:
         block.defs[node.name] = qual
         is_class = isinstance(node, ast.ClassDef)
         kind = "class" if is_class else ("method" if block.kind == "class" else "function")
+        start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
         end = node.end_lineno or node.lineno
-        digest = hashlib.sha256(b"".join(self.lines[node.lineno - 1 : end])).hexdigest()
+        digest = hashlib.sha256(b"".join(self.lines[start - 1 : end])).hexdigest()
         docstring = ast.get_docstring(node) or ""
         summary = first_line(docstring)
         previous = self.m.defs.get(qual)
         if previous is not None and not summary:
             summary = previous.summary  # a redefinition (property setter, ...) keeps the first docstring
-        self.m.defs[qual] = Def(
+        decorators = tuple(d for d in (_dotted(deco) for deco in node.decorator_list) if d)
+        inner = Block(qual, "class" if is_class else "function", block)
+        definition = Def(
             qual,
             node.name,
             kind,
-            node.lineno,
+            start,
             end,
-            _signature(self.lines, node),
+            _signature(self.lines, node, decorators),
             summary,
             "sha256:" + digest,
             block.qualname,
             docstring or (previous.docstring if previous is not None else ""),
-            tuple(d for d in (_dotted(deco) for deco in node.decorator_list) if d),
+            decorators,
             tuple(b for b in map(_dotted, node.bases) if b) if isinstance(node, ast.ClassDef) else (),
+            def_line=node.lineno,
+            scope=block,
+            param_refs=_parametrized(node),
         )
-        inner = Block(qual, "class" if is_class else "function", block)
+        self.m.defs[qual] = definition
         # decorators, defaults, annotations and bases belong to the def statement (build_gt.py's rule)
         # but are evaluated in the enclosing scope
         for deco in node.decorator_list:
@@ -267,7 +441,7 @@ class _Parser:
             bases: list[Chain | None] = []
             for base in node.bases:
                 expr = base.value if isinstance(base, ast.Subscript) else base
-                bases.append(_chain(expr))
+                bases.append(_chain(expr, calls=False))
             self.m.classes[qual] = ClassInfo(qual, bases, block, inner)
         else:
             assert not isinstance(node, ast.ClassDef)
@@ -278,11 +452,17 @@ class _Parser:
             for a in [*every, args.vararg, args.kwarg]:
                 if a is None:
                     continue
-                inner.locals.add(a.arg)
+                inner.bind(a.arg)
                 if a.annotation is not None:
                     self._visit(a.annotation, block, qual)
+                    typed = annotation_chain(a.annotation) if a in every else None
+                    if typed is not None:
+                        inner.typed[a.arg] = Binding("instance", typed, block)
             if node.returns is not None:
                 self._visit(node.returns, block, qual)
+            definition.params = tuple(a.arg for a in every)
+            definition.returns = annotation_chain(node.returns)
+            definition.fixture = _fixture_name(node)
             positional = [*args.posonlyargs, *args.args]
             if block.kind == "class" and positional:
                 inner.first_param = positional[0].arg
@@ -293,7 +473,7 @@ class _Parser:
                 *((a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None),
             ]
             for arg, default in defaulted:
-                chain = _chain(default)
+                chain = _chain(default, calls=False)
                 if (
                     chain is not None
                     and chain[0] != SUPER
@@ -311,7 +491,7 @@ class _Parser:
         # the commonest nodes first, by exact type (the hot path of indexing)
         if kind is ast.Name:
             if type(node.ctx) is not ast.Load:  # type: ignore[attr-defined]
-                block.locals.add(node.id)  # type: ignore[attr-defined]
+                block.bind(node.id)  # type: ignore[attr-defined]
             else:
                 self._ref(owner, node.id)  # type: ignore[attr-defined]
             return
@@ -336,6 +516,8 @@ class _Parser:
         if kind is ast.Import or kind is ast.ImportFrom:
             self._import(node, block)  # type: ignore[arg-type]
             return
+        if kind is ast.Assign or kind is ast.AnnAssign:
+            self._typed(node, block)  # type: ignore[arg-type]
         if kind is ast.Global or kind is ast.Nonlocal:
             block.globals_.update(node.names)  # type: ignore[attr-defined]
             return
@@ -345,15 +527,38 @@ class _Parser:
             a = node.args
             for arg in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg]:
                 if arg is not None:
-                    inner.locals.add(arg.arg)
+                    inner.bind(arg.arg)
             for default in [*a.defaults, *(d for d in a.kw_defaults if d is not None)]:
                 self._visit(default, block, owner)
             self._visit(node.body, inner, owner)
             return
         if kind in _NAMED and node.name:  # type: ignore[attr-defined]
-            block.locals.add(node.name)  # type: ignore[attr-defined]
+            block.bind(node.name)  # type: ignore[attr-defined]
         for child in ast.iter_child_nodes(node):
             self._visit(child, block, owner)
+
+    @staticmethod
+    def _typed(node: ast.Assign | ast.AnnAssign, block: Block) -> None:
+        """Record what a plain `name = value` / `name: T = value` binds (counted as it is walked)."""
+        if isinstance(node, ast.AnnAssign):
+            target, value = node.target, node.value
+            if isinstance(target, ast.Name) and target.id not in block.typed:
+                annotated = annotation_chain(node.annotation)
+                if annotated is not None:
+                    block.typed[target.id] = Binding("instance", annotated, block)
+                    return
+        else:
+            if len(node.targets) != 1:
+                return
+            target, value = node.targets[0], node.value
+        if not isinstance(target, ast.Name) or value is None or target.id in block.typed:
+            return
+        chain = _chain(value.func) if isinstance(value, ast.Call) else _chain(value)
+        if chain is None or (isinstance(value, ast.Call) and not chain):
+            return
+        block.typed[target.id] = Binding(
+            "value", (*chain, CALL) if isinstance(value, ast.Call) else chain, block
+        )
 
     def _ref(self, owner: str, name: str) -> None:
         refs = self.m.refs.get(owner)
@@ -375,9 +580,20 @@ class _Parser:
                 self.m.all_names = frozenset(n for n in names if isinstance(n, str))
 
 
-def parse_module(relpath: str, data: bytes) -> Module:
-    name, is_package = module_name(relpath)
-    module = Module(name, relpath, is_package, max(1, data.count(b"\n") + (0 if data.endswith(b"\n") else 1)))
+def parse_module(
+    relpath: str,
+    data: bytes,
+    naming: ModuleName | None = None,
+    absolute: Callable[[str], str] | None = None,
+    repo: str = "",
+) -> Module:
+    """Parse one file named `naming` (by default its repository-relative dotted path); `absolute`
+    maps an absolute import to the module Python would find from this file."""
+    if naming is None:
+        name, is_package = dotted_path(relpath)
+        naming = ModuleName(name, is_package, True, "")
+    lines = max(1, data.count(b"\n") + (0 if data.endswith(b"\n") else 1))
+    module = Module(naming.name, relpath, naming.is_package, lines, repo=repo, rooted=naming.rooted)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escape sequences etc. in the indexed code
@@ -386,7 +602,7 @@ def parse_module(relpath: str, data: bytes) -> Module:
         module.error = f"{type(exc).__name__}: {exc}"[:200]
         return module
     try:
-        _Parser(module, data).run(tree)
+        _Parser(module, data, absolute or (lambda dotted: dotted)).run(tree)
     except RecursionError:
         module.error = "RecursionError: nesting too deep"
     return module

@@ -1,8 +1,11 @@
 """Resolution of names across parsed modules: imports (absolute, relative, aliased), re-exports
 through packages, `from X import *`, class members through the MRO (bases in any module), `self` /
-`cls` / `super()` calls and `Class()` → the class. What cannot be pinned to one definition is
-unresolved, never guessed. Every lookup records the module names it consulted, so an incremental
-re-index knows which unchanged files depend on a changed module."""
+`cls` / `super()` calls and `Class()` → the class. Names a scope binds once are followed: a
+parameter or variable annotated with a class is an instance of it, `x = Foo()` too, `x = make()`
+when `make` declares the class it returns (`-> Foo`, `-> Self`), `save = self.save` the method;
+a method called on an instance resolves through its class. What cannot be pinned to one definition
+is unresolved, never guessed. Every lookup records the module names it consulted, so an
+incremental re-index knows which unchanged files depend on a changed module."""
 
 from __future__ import annotations
 
@@ -10,15 +13,18 @@ import builtins
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from graphctx.code.pyparse import SUPER, Block, Chain, Module
+from graphctx.code.pyparse import CALL, SUPER, Binding, Block, Chain, Module
 
 BUILTINS = frozenset(dir(builtins))
 MAX_DEPTH = 24
 
 
+SELF_TYPES = frozenset({"Self"})  # typing.Self / typing_extensions.Self as a return annotation
+
+
 @dataclass(frozen=True, slots=True)
 class Target:
-    kind: str  # "module" | "class" | "function" | "method"
+    kind: str  # "module" | "class" | "function" | "method" | "instance" (of the class module.qualname)
     module: str
     qualname: str  # "" for a module
 
@@ -59,7 +65,10 @@ class Resolver:
     # -- modules -------------------------------------------------------------------------------
 
     def _is_module(self, name: str) -> bool:
-        return name in self.modules or name in self.packages
+        if name in self.modules or name in self.packages:
+            return True
+        external = getattr(self.modules, "is_package", None)  # a namespace package spanning repositories
+        return bool(external is not None and external(name))
 
     def path(self, dotted: str, depth: int = 0) -> Found:
         """The definition a dotted path names, walking from its top-level module."""
@@ -114,7 +123,8 @@ class Resolver:
         if paths:
             return self._imported(paths, depth + 1)
         if name in top.locals:
-            return None
+            binding = top.single(name)
+            return self._bound(binding, module, depth + 1) if binding is not None else None
         hits: set[Found] = set()
         for star in info.stars:
             source = self.modules.get(star)
@@ -136,6 +146,9 @@ class Resolver:
     def member(self, target: Target, attr: str, depth: int = 0) -> Found:
         if depth > MAX_DEPTH:
             return None
+        if target.kind == "instance":
+            found = self.class_member(Target("class", target.module, target.qualname), attr)
+            return found if found is not None and found.kind in ("function", "method") else None
         if target.kind == "module":
             found = self.module_name(target.module, attr, depth)
             if found is not None:
@@ -227,6 +240,9 @@ class Resolver:
                 if alias is not None and depth < MAX_DEPTH:
                     return self.chain(alias[1], module, alias[0], depth + 1)
                 if name in b.locals:
+                    binding = b.single(name)
+                    if binding is not None and depth < MAX_DEPTH:
+                        return self._bound(binding, module, depth + 1) or LOCAL
                     return LOCAL
             elif b.kind == "class":
                 if b is start:  # class scope is visible only in the class body itself
@@ -238,7 +254,7 @@ class Resolver:
                     if name in b.locals:
                         return LOCAL
             else:
-                found_top = self.module_name(module, name)
+                found_top = self.module_name(module, name, depth)
                 if found_top is not None:
                     return found_top
                 top = self.modules[module].top
@@ -264,6 +280,8 @@ class Resolver:
         return None
 
     def chain(self, block: Block, module: str, chain: Chain, depth: int = 0) -> Target | _Marker | None:
+        if depth > MAX_DEPTH:
+            return None
         head, rest = chain[0], chain[1:]
         if head == SUPER:
             cls = self._enclosing_class(block, module)
@@ -272,13 +290,42 @@ class Resolver:
             current: Target | _Marker | None = self.class_member(cls, rest[0], skip_first=True)
             rest = rest[1:]
         else:
-            cls = self._self_class(block, module, head, called=not rest)
+            cls = self._self_class(block, module, head, called=rest[:1] == (CALL,) or not rest)
             current = cls if cls is not None else self.name(block, module, head, depth)
+        receiver: Target | None = None
         for attr in rest:
             if not isinstance(current, Target):
                 return None
-            current = self.member(current, attr)
+            if attr == CALL:
+                current, receiver = self._called(current, receiver, depth), None
+            else:
+                receiver, current = current, self.member(current, attr)
         return current
+
+    def _bound(self, binding: Binding, module: str, depth: int) -> Target | None:
+        """What a name bound once holds (see pyparse.Binding)."""
+        found = self.chain(binding.scope, module, binding.chain, depth)
+        if binding.kind == "instance":
+            return _instance(found)
+        return found if isinstance(found, Target) else None
+
+    def _called(self, target: Target, receiver: Target | None, depth: int) -> Target | None:
+        """What calling the target returns: an instance of a class; for a function or method that
+        declares the class it returns, an instance of that class (`-> Self`: of the receiver's)."""
+        if target.kind == "class":
+            return _instance(target)
+        if target.kind not in ("function", "method"):
+            return None
+        info = self.modules.get(target.module)
+        d = info.defs.get(target.qualname) if info is not None else None
+        if d is None or d.returns is None or d.scope is None:
+            return None
+        if d.returns[-1] in SELF_TYPES and len(d.returns) <= 2:
+            if receiver is not None and receiver.kind in ("class", "instance"):
+                return _instance(receiver)
+            owner = target.qualname.rpartition(".")[0]
+            return Target("instance", target.module, owner) if target.kind == "method" and owner else None
+        return _instance(self.chain(d.scope, target.module, d.returns, depth + 1))
 
     def _enclosing_class(self, block: Block, module: str) -> Target | None:
         b: Block | None = block
@@ -287,6 +334,12 @@ class Resolver:
                 return Target("class", module, b.parent.qualname)
             b = b.parent
         return None
+
+
+def _instance(found: Target | _Marker | None) -> Target | None:
+    if isinstance(found, Target) and found.kind in ("class", "instance"):
+        return Target("instance", found.module, found.qualname)
+    return None
 
 
 def _module_block(block: Block) -> Block:

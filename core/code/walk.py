@@ -1,5 +1,6 @@
 """Which files of a repository are indexed: Python and Markdown files, minus `.gitignore`d and
-excluded paths (gitignore-style patterns), read once and hashed (sha256 of the bytes)."""
+excluded paths (gitignore-style patterns), read once and hashed (sha256 of the bytes). Packaging
+files (pyproject.toml, setup.cfg) are read too: they declare where the import roots are."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pathspec import GitIgnoreSpec
 from graphctx.errors import InputError
 
 MD_SUFFIXES = (".md", ".markdown")
+CONFIG_FILES = frozenset({"pyproject.toml", "setup.cfg"})
 MAX_FILE_BYTES = 4 * 1024 * 1024  # larger sources are generated data, not code worth a card
 ALWAYS_SKIPPED = frozenset({".git", ".hg", ".svn"})
 
@@ -21,7 +23,7 @@ ALWAYS_SKIPPED = frozenset({".git", ".hg", ".svn"})
 @dataclass(frozen=True, slots=True)
 class SourceFile:
     relpath: str  # posix, relative to the repository root
-    kind: str  # "py" | "md"
+    kind: str  # "py" | "md" | "config" (packaging declarations; not indexed as entities)
     data: bytes
     sha: str  # "sha256:<hex>", the incremental key stored in the graph
 
@@ -38,6 +40,8 @@ def _kind(name: str) -> str | None:
         return "py"
     if name.endswith(MD_SUFFIXES):
         return "md"
+    if name in CONFIG_FILES:
+        return "config"
     return None
 
 

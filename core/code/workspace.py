@@ -2,50 +2,83 @@
 
 Resolution needs other modules' definitions, but only those it consults; a re-index after an edit
 parses the changed files, the files that can reach a changed module, and what their resolution
-consults — not the whole tree."""
+consults — not the whole tree. Module names come from the repository's layout (its import roots);
+a name the repository does not define may be found in another indexed repository (`externals`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from functools import cached_property
+from typing import Protocol
 
 from graphctx.code.deps import imported_modules
-from graphctx.code.pyparse import Module, module_name, parse_module
+from graphctx.code.layout import Layout, is_test_path
+from graphctx.code.pyparse import Module, parse_module
 from graphctx.code.resolve import Resolver, Target
 from graphctx.code.walk import SourceFile
 
 
-class Workspace(Mapping[str, Module]):
-    """Module name → parsed module, parsed at first use. A package wins over a same-named module
-    file, as in Python's import system."""
+class Externals(Protocol):
+    """Modules of other repositories in the same scope, by import name."""
 
-    def __init__(self, files: list[SourceFile], on_parse: Callable[[Module], None] | None = None) -> None:
-        self.files: dict[str, SourceFile] = {}  # module name -> file
-        self.by_path: dict[str, SourceFile] = {}
+    def get(self, name: str) -> Module | None: ...
+
+    def is_package(self, name: str) -> bool: ...
+
+
+class Workspace(Mapping[str, Module]):
+    """Module name → parsed module, parsed at first use."""
+
+    def __init__(
+        self,
+        files: list[SourceFile],
+        layout: Layout,
+        repo: str = "",
+        on_parse: Callable[[Module], None] | None = None,
+        externals: Externals | None = None,
+    ) -> None:
+        self.layout = layout
+        self.repo = repo
+        self.by_path: dict[str, SourceFile] = {f.relpath: f for f in files}
+        self.files: dict[str, SourceFile] = {
+            name: self.by_path[rel] for name, rel in layout.names.items() if rel in self.by_path
+        }
         self._parsed: dict[str, Module] = {}  # relpath -> module
         self._on_parse = on_parse
-        for f in files:
-            self.by_path[f.relpath] = f
-            name, is_package = module_name(f.relpath)
-            previous = self.files.get(name)
-            if previous is None or (is_package and not module_name(previous.relpath)[1]):
-                self.files[name] = f
+        self.externals = externals
 
     def parse(self, relpath: str) -> Module:
         module = self._parsed.get(relpath)
         if module is None:
-            module = parse_module(relpath, self.by_path[relpath].data)
+            naming = self.layout.module(relpath)
+            module = parse_module(
+                relpath,
+                self.by_path[relpath].data,
+                naming,
+                lambda dotted: self.layout.local(naming, dotted, self.files.__contains__),
+                self.repo,
+            )
             self._parsed[relpath] = module
             if self._on_parse is not None:
                 self._on_parse(module)
         return module
 
+    def name_of(self, relpath: str) -> str:
+        return self.layout.module(relpath).name
+
     @cached_property
     def importers(self) -> dict[str, set[str]]:
-        """Module name -> the modules whose import statements (by text) can name it."""
+        """Module name -> the modules whose import statements (by text) can name it. A test file also
+        depends on the conftest.py of its directory and of each one above (pytest's fixtures)."""
         found: dict[str, set[str]] = {}
         for name, f in self.files.items():
-            for target in imported_modules(name, module_name(f.relpath)[1], f.data):
+            naming = self.layout.module(f.relpath)
+            # both spellings of a sibling import, whether or not the sibling exists (it may be new or gone)
+            beside = lambda dotted, n=naming: self.layout.local(n, dotted, _anything)  # noqa: E731
+            targets = imported_modules(name, naming.is_package, f.data, beside)
+            if is_test_path(f.relpath):
+                targets |= {self.name_of(c) for c in conftests(f.relpath)}
+            for target in targets:
                 found.setdefault(target, set()).add(name)
         return found
 
@@ -58,17 +91,46 @@ class Workspace(Mapping[str, Module]):
         f = self.files.get(module.name)
         return f is not None and f.relpath == module.relpath
 
+    def is_package(self, name: str) -> bool:
+        """A package of another repository (namespace packages span repositories)."""
+        return self.externals is not None and self.externals.is_package(name)
+
     def __getitem__(self, name: str) -> Module:
-        return self.parse(self.files[name].relpath)
+        f = self.files.get(name)
+        if f is not None:
+            return self.parse(f.relpath)
+        external = self.externals.get(name) if self.externals is not None else None
+        if external is None:
+            raise KeyError(name)
+        return external
+
+    def get(self, name: str, default: Module | None = None) -> Module | None:  # type: ignore[override]
+        try:
+            return self[name]
+        except KeyError:
+            return default
 
     def __contains__(self, name: object) -> bool:
-        return name in self.files
+        if name in self.files:
+            return True
+        return isinstance(name, str) and self.externals is not None and self.externals.get(name) is not None
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.files)
 
     def __len__(self) -> int:
         return len(self.files)
+
+
+def _anything(_: str) -> bool:
+    return True
+
+
+def conftests(relpath: str) -> list[str]:
+    """The conftest.py files whose fixtures a test file can request: its directory's and every
+    one above it, nearest first."""
+    parts = relpath.split("/")[:-1]
+    return ["/".join([*parts[:i], "conftest.py"]) for i in range(len(parts), -1, -1)]
 
 
 def reachable_from(changed: set[str], workspace: Workspace, resolver: Resolver) -> set[str]:
@@ -95,17 +157,19 @@ def reachable_from(changed: set[str], workspace: Workspace, resolver: Resolver) 
                 checked.add(importer)
                 if _carries(importer, changed, workspace, resolver):
                     queue.append(importer)
-    return (candidates | {c for c in carriers if c in workspace}) - changed
+    return (candidates | {c for c in carriers if c in workspace.files}) - changed
 
 
 def _carries(name: str, changed: set[str], workspace: Workspace, resolver: Resolver) -> bool:
     """Whether what other modules can look up in this one leads to a changed module."""
     module = workspace[name]
     resolver.consulted = set()
-    for top in [*module.top.defs, *module.top.imports]:
+    for top in [*module.top.defs, *module.top.imports, *module.top.typed]:
         resolver.module_name(name, top)
     for qual in module.classes:
         resolver.mro(Target("class", name, qual))
     if module.stars:
         return True  # what it re-exports depends on modules found later; assume it carries
+    if is_test_path(module.relpath):
+        return True  # its helpers and fixtures are looked up by tests in other files
     return bool(resolver.consulted & changed)

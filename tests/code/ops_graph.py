@@ -13,7 +13,7 @@ from graphctx.service import ContextService
 def module(rel: str, lines: int, summary: str = "") -> dict[str, Any]:
     dotted = rel.removesuffix(".py").replace("/", ".")
     return {
-        "id": f"py:{rel}", "name": dotted.rsplit(".", 1)[-1], "type": "module", "qualified_name": dotted,
+        "id": f"py:shop:{rel}", "name": dotted.rsplit(".", 1)[-1], "type": "module", "qualified_name": dotted,
         "path": rel, "line_start": 1, "line_end": lines, "summary": summary, "source": "sha256:" + "0" * 64,
     }  # fmt: skip
 
@@ -23,7 +23,7 @@ def symbol(
 ) -> dict[str, Any]:
     dotted = rel.removesuffix(".py").replace("/", ".")
     return {
-        "id": f"py:{rel}::{qual}", "name": qual.rsplit(".", 1)[-1], "type": kind,
+        "id": f"py:shop:{rel}::{qual}", "name": qual.rsplit(".", 1)[-1], "type": kind,
         "qualified_name": f"{dotted}.{qual}", "path": rel, "line_start": start, "line_end": end,
         "signature": signature, "summary": summary, "aliases": [f"{rel}::{qual}"],
         "source": "sha256:" + "1" * 64,
@@ -44,13 +44,19 @@ def calls(caller: str, callee: str, lines: str) -> dict[str, Any]:
     return edge(caller, "calls", callee, lines)
 
 
-RUN = "py:shop/cart.py::Cart.total"
-HELPER_A = "py:shop/cart.py::helper"
-HELPER_B = "py:shop/tax.py::helper"
+RUN = "py:shop:shop/cart.py::Cart.total"
+HELPER_A = "py:shop:shop/cart.py::helper"
+HELPER_B = "py:shop:shop/tax.py::helper"
 FANOUT = 30
 """Callers of shop.tax.rate: more than any per-direction limit a test asks for."""
 
+REPOSITORY = {
+    "id": "repo:shop", "name": "shop", "type": "repository", "summary": "The shop.", "signature": ".(shop)",
+    "source": "/nonexistent/shop", "search_text": "packages: shop",
+}  # fmt: skip
+
 ENTITIES = [
+    REPOSITORY,
     module("shop/cart.py", 60, "Shopping carts."),
     module("shop/tax.py", 40, "Tax rules."),
     module("shop/many.py", 200),
@@ -67,18 +73,18 @@ ENTITIES = [
 ]  # fmt: skip
 
 FACTS = [
-    edge("py:shop/cart.py", "contains", HELPER_A),
-    edge("py:shop/cart.py", "contains", "py:shop/cart.py::Cart"),
-    edge("py:shop/cart.py::Cart", "contains", RUN),
-    edge("py:shop/cart.py::Cart", "contains", "py:shop/cart.py::Cart.add"),
-    edge("py:shop/cart.py", "imports", "py:shop/tax.py"),
+    edge("py:shop:shop/cart.py", "contains", HELPER_A),
+    edge("py:shop:shop/cart.py", "contains", "py:shop:shop/cart.py::Cart"),
+    edge("py:shop:shop/cart.py::Cart", "contains", RUN),
+    edge("py:shop:shop/cart.py::Cart", "contains", "py:shop:shop/cart.py::Cart.add"),
+    edge("py:shop:shop/cart.py", "imports", "py:shop:shop/tax.py"),
     calls(RUN, HELPER_A, "22,30"),
-    calls(RUN, "py:shop/tax.py::rate", "25"),
-    calls("py:shop/cart.py::Cart.add", RUN, "44"),
-    calls("py:tests/test_cart.py::test_total", RUN, "9"),
-    calls("py:shop/tax.py::rate", HELPER_B, "15"),
-    edge(RUN, "tested_by", "py:tests/test_cart.py::test_total", "9"),  # lines in the test's file
-    *(calls(f"py:shop/many.py::user_{i:02d}", "py:shop/tax.py::rate", str(5 * i + 2)) for i in range(FANOUT)),
+    calls(RUN, "py:shop:shop/tax.py::rate", "25"),
+    calls("py:shop:shop/cart.py::Cart.add", RUN, "44"),
+    calls("py:shop:tests/test_cart.py::test_total", RUN, "9"),
+    calls("py:shop:shop/tax.py::rate", HELPER_B, "15"),
+    edge(RUN, "tested_by", "py:shop:tests/test_cart.py::test_total", "9"),  # lines in the test's file
+    *(calls(f"py:shop:shop/many.py::user_{i:02d}", "py:shop:shop/tax.py::rate", str(5 * i + 2)) for i in range(FANOUT)),
 ]
 
 

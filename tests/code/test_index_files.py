@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from graphctx.cli import app
+from graphctx.code import ids
 from graphctx.errors import BoundExceeded, InputError, NotFound
 from graphctx.scope import Scope
 from graphctx.service import ContextService
@@ -19,7 +20,8 @@ SCOPE = Scope("files", "default")
 
 
 def indexed_paths(service, scope=SCOPE) -> set[str]:
-    return {i.split(":", 1)[1] for i in graph_hashes(service, scope) if "::" not in i and "#" not in i}
+    files = [ids.parse(i) for i in graph_hashes(service, scope)]
+    return {f.path for f in files if f is not None and not f.member}
 
 
 def test_gitignore_nested_negation_and_exclusions(service, tmp_path: Path):
@@ -96,18 +98,18 @@ def test_markdown_sections_and_mentions(service, tmp_path: Path):
     )
     report = service.index_repository(SCOPE, root)
     assert (report.documents, report.sections) == (1, 3)
-    doc = service.explain(SCOPE, "md:docs/guide.md")["subject"]
+    doc = service.explain(SCOPE, "md:repo:docs/guide.md")["subject"]
     assert doc["type"] == "document" and doc["summary"] == "Intro text before any heading."
-    first = service.explain(SCOPE, "md:docs/guide.md#guide")["subject"]
+    first = service.explain(SCOPE, "md:repo:docs/guide.md#guide")["subject"]
     assert first["location"] == {"path": "docs/guide.md", "lines": [3, 11]}
     assert first["summary"] == "Start with pkg.mod.Runner and `helper()`."
-    mentioned = {o for _, o, _ in edges(service, SCOPE, "md:docs/guide.md#guide", "mentions")}
+    mentioned = {o for _, o, _ in edges(service, SCOPE, "md:repo:docs/guide.md#guide", "mentions")}
     assert mentioned == {"pkg.mod.Runner", "pkg.mod.helper"}
-    setext = {o for _, o, _ in edges(service, SCOPE, "md:docs/guide.md#setext-part", "mentions")}
+    setext = {o for _, o, _ in edges(service, SCOPE, "md:repo:docs/guide.md#setext-part", "mentions")}
     assert setext == {"pkg.mod.Runner.start"}  # `start` alone names two methods: not a mention
-    assert edges(service, SCOPE, "md:docs/guide.md#guide-2", "mentions") == set()
+    assert edges(service, SCOPE, "md:repo:docs/guide.md#guide-2", "mentions") == set()
     with pytest.raises(NotFound):
-        service.explain(SCOPE, "md:docs/guide.md#not-a-heading")
+        service.explain(SCOPE, "md:repo:docs/guide.md#not-a-heading")
 
 
 def test_cli_index_json_and_summary(tmp_path: Path):

@@ -108,10 +108,10 @@ def test_a_rename_leaves_nothing_stale_and_callers_follow(repo):
     assert callees(service, SCOPE, "lib.alpha") == {"lib.beta2"}
     assert callees(service, SCOPE, "user.other") == set()  # beta is gone: unresolved, not stale
     assert edges(service, SCOPE, "lib.beta2", "tested_by") == set()
-    assert not edges(service, SCOPE, "md:GUIDE.md#more", "mentions")  # lib.beta no longer exists
+    assert not edges(service, SCOPE, "md:repo:GUIDE.md#more", "mentions")  # lib.beta no longer exists
     graph = assert_indexes_match_graph(service, SCOPE)
-    assert "py:lib.py::beta" not in graph
-    assert "py:lib.py::beta" not in lexical_ids(service, SCOPE, "beta")
+    assert "py:repo:lib.py::beta" not in graph
+    assert "py:repo:lib.py::beta" not in lexical_ids(service, SCOPE, "beta")
 
 
 def test_a_new_definition_gives_unchanged_callers_their_edge(repo):
@@ -145,8 +145,8 @@ def test_a_deleted_file_is_tombstoned_everywhere(repo):
     assert callees(service, SCOPE, "user.use") == set()
     assert callees(service, SCOPE, "user.other") == set()
     graph = assert_indexes_match_graph(service, SCOPE)
-    assert not [i for i in graph if i.startswith("py:lib.py")]
-    assert not [i for i in lexical_ids(service, SCOPE, "alpha") if i.startswith("py:lib.py")]
+    assert not [i for i in graph if i.startswith("py:repo:lib.py")]
+    assert not [i for i in lexical_ids(service, SCOPE, "alpha") if i.startswith("py:repo:lib.py")]
     again = service.index_repository(SCOPE, root)
     assert (again.files_deleted, again.entities_written, again.facts_written) == (0, 0, 0)
 
@@ -173,9 +173,9 @@ def test_document_edits_resplit_sections(repo):
     write_repo(root, {"GUIDE.md": "# Guide\n\nNothing about code now.\n\n## New part\n\nSee `beta`.\n"})
     service.index_repository(SCOPE, root)
     with pytest.raises(NotFound):
-        service.explain(SCOPE, "md:GUIDE.md#more")
-    assert edges(service, SCOPE, "md:GUIDE.md#guide", "mentions") == set()
-    assert {o for _, o, _ in edges(service, SCOPE, "md:GUIDE.md#new-part", "mentions")} == {"lib.beta"}
+        service.explain(SCOPE, "md:repo:GUIDE.md#more")
+    assert edges(service, SCOPE, "md:repo:GUIDE.md#guide", "mentions") == set()
+    assert {o for _, o, _ in edges(service, SCOPE, "md:repo:GUIDE.md#new-part", "mentions")} == {"lib.beta"}
     assert_indexes_match_graph(service, SCOPE)
 
 

@@ -11,7 +11,7 @@ from graphctx.code.ops import DEFAULT_LIMIT
 from graphctx.envelope import dumps, size_bytes
 from graphctx.errors import AmbiguousName, BoundExceeded, BudgetError, InputError, NotFound
 from graphctx.scope import Scope
-from tests.code.ops_graph import FANOUT, load_code, symbol
+from tests.code.ops_graph import FANOUT, RUN, edge, load_code, symbol
 
 CODE = Scope("acme", "default")
 
@@ -23,35 +23,59 @@ def code(service):
 
 
 def names(entries):
-    return [e["qualified_name"] for e in entries]
+    return [e["name"] for e in entries]
 
 
 def test_symbol_card_has_location_callers_callees_and_tests(code):
     env = code.symbol(CODE, "shop.cart.Cart.total")
     assert env["op"] == "symbol"
     assert env["subject"] == {
-        "name": "total", "type": "method", "qualified_name": "shop.cart.Cart.total",
-        "summary": "The total with tax.", "location": {"path": "shop/cart.py", "lines": [20, 35]},
-        "signature": "def total(self)",
+        "name": "shop.cart.Cart.total", "at": "shop/cart.py:20-35", "type": "method",
+        "signature": "def total(self)", "summary": "The total with tax.",
     }  # fmt: skip
-    callers = {c["qualified_name"]: c for c in env["callers"]}
-    assert callers["shop.cart.Cart.add"]["call_sites"] == ["shop/cart.py:44"]
-    assert callers["tests.test_cart.test_total"]["call_sites"] == ["tests/test_cart.py:9"]
-    callees = {c["qualified_name"]: c for c in env["callees"]}
-    # callees: the definition's file:line range, and the call sites in the subject's file
-    assert callees["shop.cart.helper"]["location"] == {"path": "shop/cart.py", "lines": [3, 8]}
-    assert callees["shop.cart.helper"]["call_sites"] == ["shop/cart.py:22", "shop/cart.py:30"]
-    assert callees["shop.tax.rate"]["location"] == {"path": "shop/tax.py", "lines": [10, 20]}
-    assert callees["shop.tax.rate"]["call_sites"] == ["shop/cart.py:25"]
-    assert names(env["tests"]) == ["tests.test_cart.test_total"]
-    assert env["tests"][0]["call_sites"] == ["tests/test_cart.py:9"]  # in the test's file
-    assert env["counts"] == {
-        "callers": {"shown": 2, "found": 2},
-        "callees": {"shown": 2, "found": 2},
-        "tests": {"shown": 1, "found": 1},
-    }
+    # callers: the caller's definition and the call lines in the caller's file; a test that calls
+    # the symbol is listed once, among the callers, marked
+    assert env["callers"] == [
+        {"name": "shop.cart.Cart.add", "at": "shop/cart.py:37-45", "lines": [44]},
+        {"name": "tests.test_cart.test_total", "at": "tests/test_cart.py:5-12", "test": True, "lines": [9]},
+    ]
+    # callees: the callee's definition, and the call lines in the subject's file
+    assert env["callees"] == [
+        {"name": "shop.cart.helper", "at": "shop/cart.py:3-8", "lines": [22, 30]},
+        {"name": "shop.tax.rate", "at": "shop/tax.py:10-20", "lines": [25]},
+    ]
+    assert env["tests"] == []  # its only test calls it: not repeated
+    assert env["counts"] == {"callers": 2, "callees": 2, "tests": 0}
     assert env["omissions"] == [] and env["truncated"] is False
+    assert env["provenance"] == {"graph": "sqlite", "catalog": env["provenance"]["catalog"]}  # graph only
     assert list(env).index("callers") < list(env).index("callees") < list(env).index("tests")
+    assert (
+        "id" not in env["subject"]
+        and "id" in code.symbol(CODE, "shop.cart.Cart.total", include_ids=True)["subject"]
+    )
+
+
+def test_a_test_that_reaches_the_symbol_without_calling_it_is_listed_under_tests(code):
+    code.remember(
+        CODE,
+        [
+            symbol(
+                "tests/test_cart.py",
+                "test_through_a_fixture",
+                "function",
+                14,
+                18,
+                "def test_through_a_fixture(cart)",
+            )
+        ],
+        [edge(RUN, "tested_by", "py:shop:tests/test_cart.py::test_through_a_fixture", "14")],
+    )
+    env = code.symbol(CODE, "shop.cart.Cart.total")
+    assert names(env["callers"]) == ["shop.cart.Cart.add", "tests.test_cart.test_total"]
+    assert env["tests"] == [
+        {"name": "tests.test_cart.test_through_a_fixture", "at": "tests/test_cart.py:14-18", "lines": [14]}
+    ]
+    assert env["counts"] == {"callers": 2, "callees": 2, "tests": 1}
 
 
 @pytest.mark.parametrize(
@@ -59,7 +83,7 @@ def test_symbol_card_has_location_callers_callees_and_tests(code):
     ["shop.cart.Cart.total", "shop/cart.py::total", "cart.py::total", "shop/cart.py::Cart.total", "total"],
 )
 def test_every_identity_form_resolves_like_explain(code, name):
-    assert code.symbol(CODE, name)["subject"]["qualified_name"] == "shop.cart.Cart.total"
+    assert code.symbol(CODE, name)["subject"]["name"] == "shop.cart.Cart.total"
     assert code.explain(CODE, name)["subject"]["qualified_name"] == "shop.cart.Cart.total"
 
 
@@ -89,8 +113,8 @@ def test_two_modules_with_one_dotted_name_fall_back_to_ids(code):
     with pytest.raises(AmbiguousName) as raised:
         code.symbol(CODE, "a.util.f")
     identities = sorted(c["identity"] for c in raised.value.candidates)
-    assert identities == ["py:a/util.py::f", "py:b/util.py::f"]
-    assert code.symbol(CODE, identities[1])["subject"]["location"]["path"] == "b/util.py"
+    assert identities == ["py:shop:a/util.py::f", "py:shop:b/util.py::f"]
+    assert code.symbol(CODE, identities[1])["subject"]["at"] == "b/util.py:1-2"
 
 
 def test_unknown_symbol_is_not_found(code):
@@ -101,7 +125,7 @@ def test_unknown_symbol_is_not_found(code):
 def test_a_per_direction_limit_names_exactly_what_it_cut(code):
     env = code.symbol(CODE, "shop.tax.rate", limit=5)
     assert len(env["callers"]) == 5
-    assert env["counts"]["callers"] == {"shown": 5, "found": 5, "total": FANOUT + 1}
+    assert env["counts"]["callers"] == FANOUT + 1  # the total: the cut is named in omissions
     assert {"what": "callers", "count": FANOUT + 1 - 5, "reason": "limit", "limit": 5} in env["omissions"]
     assert env["truncated"] is True
     assert names(env["callees"]) == ["shop.tax.helper"]  # the other direction is unaffected
@@ -109,7 +133,7 @@ def test_a_per_direction_limit_names_exactly_what_it_cut(code):
 
 def test_limits_are_clamped_to_the_template_cap(code):
     env = code.callers(CODE, "shop.tax.rate", limit=10_000)
-    assert env["counts"]["callers"]["shown"] == FANOUT + 1
+    assert len(env["callers"]) == env["counts"]["callers"] == FANOUT + 1
     with pytest.raises(InputError):
         code.callers(CODE, "shop.tax.rate", limit="all")  # type: ignore[arg-type]
 
@@ -120,13 +144,17 @@ def test_a_tiny_budget_cuts_entries_and_names_them(code):
     assert env["budget"]["max_tokens"] == 300
     assert env["truncated"] is True
     cut = [o for o in env["omissions"] if o["what"] == "callers" and o["reason"] == "budget"]
-    found = env["counts"]["callers"]["found"]
-    assert found == DEFAULT_LIMIT
+    found = min(DEFAULT_LIMIT, FANOUT + 1)  # what the walk returned; the budget cut some of those
+    assert env["counts"]["callers"] == FANOUT + 1
     assert cut and cut[0]["count"] == found - len(env["callers"]) > 0
-    assert env["counts"]["callers"]["shown"] == len(env["callers"])
-    assert {"what": "callers", "count": FANOUT + 1 - found, "reason": "limit", "limit": DEFAULT_LIMIT} in env[
-        "omissions"
-    ]
+    if FANOUT + 1 > DEFAULT_LIMIT:
+        limit_cut = {
+            "what": "callers",
+            "count": FANOUT + 1 - found,
+            "reason": "limit",
+            "limit": DEFAULT_LIMIT,
+        }
+        assert limit_cut in env["omissions"]
 
 
 def test_a_subject_that_cannot_fit_is_a_budget_error(code):
@@ -134,39 +162,36 @@ def test_a_subject_that_cannot_fit_is_a_budget_error(code):
     with pytest.raises(BudgetError) as raised:
         code.symbol(CODE, "big.huge", max_tokens=256)
     assert raised.value.details["max_tokens"] == 256
-    assert code.symbol(CODE, "big.huge", max_tokens=2000)["subject"]["name"] == "huge"
+    assert code.symbol(CODE, "big.huge", max_tokens=2000)["subject"]["name"] == "big.huge"
 
 
 def test_callers_at_depth_two_say_which_caller_they_reach_through(code):
     env = code.callers(CODE, "shop/cart.py::helper", depth=2)
-    by_name = {c["qualified_name"]: c for c in env["callers"]}
-    assert by_name["shop.cart.Cart.total"]["call_sites"] == ["shop/cart.py:22", "shop/cart.py:30"]
+    by_name = {c["name"]: c for c in env["callers"]}
+    assert by_name["shop.cart.Cart.total"]["lines"] == [22, 30]
     assert by_name["shop.cart.Cart.total"]["depth"] == 1
     add = by_name["shop.cart.Cart.add"]
-    assert (add["depth"], add["via"], add["call_sites"]) == (2, ["shop.cart.Cart.total"], ["shop/cart.py:44"])
+    assert (add["depth"], add["via"], add["lines"]) == (2, ["shop.cart.Cart.total"], [44])
+    assert by_name["tests.test_cart.test_total"]["test"] is True  # marked at depth 2 too
     assert env["depth"] == 2
     assert code.callers(CODE, "shop/cart.py::helper", depth=9)["depth"] == 2  # clamped
 
 
 def test_callees_at_depth_two(code):
     env = code.callees(CODE, "shop.cart.Cart.add", depth=2)
-    by_name = {c["qualified_name"]: c for c in env["callees"]}
-    assert by_name["shop.cart.Cart.total"]["call_sites"] == ["shop/cart.py:44"]
+    by_name = {c["name"]: c for c in env["callees"]}
+    assert by_name["shop.cart.Cart.total"]["lines"] == [44]
     rate = by_name["shop.tax.rate"]
-    assert (rate["depth"], rate["via"], rate["call_sites"]) == (
-        2,
-        ["shop.cart.Cart.total"],
-        ["shop/cart.py:25"],
-    )
+    assert (rate["depth"], rate["via"], rate["lines"]) == (2, ["shop.cart.Cart.total"], [25])
 
 
 def test_a_depth_two_cut_is_a_lower_bound(code):
-    code.remember(CODE, [], [{"subject_id": "py:shop/tax.py::rate", "predicate": "calls",
-                              "object_id": "py:shop/cart.py::helper", "value": "16"}])  # fmt: skip
+    code.remember(CODE, [], [{"subject_id": "py:shop:shop/tax.py::rate", "predicate": "calls",
+                              "object_id": "py:shop:shop/cart.py::helper", "value": "16"}])  # fmt: skip
     env = code.callers(CODE, "shop/cart.py::helper", depth=2, limit=2)
     notes = [o for o in env["omissions"] if o["reason"] == "limit"]
     assert notes and notes[0]["at_least"] is True and notes[0]["unit"] == "edges"
-    assert env["counts"]["callers"]["more_edges"] == notes[0]["count"]
+    assert env["counts"]["callers"] == len(env["callers"])  # at depth 2 the total is unknown
 
 
 DIFF = """diff --git a/shop/cart.py b/shop/cart.py
@@ -195,11 +220,12 @@ def test_impact_of_a_diff_maps_hunks_to_symbols_callers_and_tests(code):
     # line 5 is inside helper (3-8); an import added after line 1 is module-level code
     assert names(env["affected"]) == ["shop.cart", "shop.cart.helper"]
     assert env["unknown"] == [{"path": "README.rst"}]
-    callers = {c["qualified_name"]: c for c in env["callers"]}
-    assert callers["shop.cart.Cart.total"]["call_sites"] == ["shop/cart.py:22", "shop/cart.py:30"]
+    callers = {c["name"]: c for c in env["callers"]}
+    assert callers["shop.cart.Cart.total"]["lines"] == [22, 30]
     assert callers["shop.cart.Cart.total"]["via"] == ["shop.cart.helper"]
     assert names(env["tests"]) == ["tests.test_cart.test_total"]
     assert env["tests"][0]["via"] == ["shop.cart.Cart.total"]
+    assert env["tests"][0]["run"] == "tests/test_cart.py::test_total"  # how to run it
     assert env["changed"] == {"files": 2, "ranges": 3, "whole_files": 0}  # a replacement is one range
 
 
@@ -207,7 +233,7 @@ def test_impact_picks_the_innermost_symbol_and_reaches_depth_two(code):
     diff = "--- a/shop/cart.py\n+++ b/shop/cart.py\n@@ -30 +30 @@\n-x\n+y\n"
     env = code.impact(CODE, diff=diff, depth=2)
     assert names(env["affected"]) == ["shop.cart.Cart.total"]  # not the enclosing class
-    callers = {c["qualified_name"]: c.get("depth", 1) for c in env["callers"]}
+    callers = {c["name"]: c.get("depth", 1) for c in env["callers"]}
     assert callers == {"shop.cart.Cart.add": 1}
     assert names(env["tests"]) == ["tests.test_cart.test_total"]  # listed once, as a test
 
@@ -259,7 +285,10 @@ def test_search_finds_code_exact_first_and_leaves_memory_out(code):
     code.remember(CODE, [{"id": "svc", "name": "Cart.total", "type": "service", "summary": "a service"}])
     env = code.search(CODE, "shop.cart.Cart.total")
     first = env["items"][0]
-    assert (first["qualified_name"], first["match"]["exact"]) == ("shop.cart.Cart.total", "qualified_name")
+    assert (first["qualified_name"], first["match"]["exact"]) == (
+        "shop.cart.Cart.total",
+        "qualified_name",
+    )  # search items keep recall's shape
     assert first["location"] == {"path": "shop/cart.py", "lines": [20, 35]}
     assert first["signature"] == "def total(self)"
     assert all(i["type"] != "service" for i in env["items"])
@@ -291,7 +320,7 @@ def test_the_catalogue_validates_and_answers_like_the_python_api(code):
     direct = code.symbol(CODE, "shop.cart.Cart.total")
     assert dumps({**via_api, "timings_ms": {}}) == dumps({**direct, "timings_ms": {}})
     impact = api.execute(code, principal, "impact", {"diff": DIFF, "depth": 2})
-    assert impact["affected"][1]["qualified_name"] == "shop.cart.helper"
+    assert impact["affected"][1]["name"] == "shop.cart.helper"
     with pytest.raises(BoundExceeded) as raised:
         api.execute(code, principal, "impact", {"files": ["a.py"] * 101})
     assert raised.value.details["bound"] == "files"

@@ -65,7 +65,7 @@ def test_json_is_the_python_api_envelope(env, tmp_path):
 def test_impact_reads_a_diff_from_stdin(env):
     code, got = run_json("impact", "--diff", "-", stdin=DIFF)
     assert code == 0
-    assert [a["qualified_name"] for a in got["affected"]] == ["shop.cart.Cart.total"]
+    assert [a["name"] for a in got["affected"]] == ["shop.cart.Cart.total"]
 
 
 def test_ambiguity_exits_4_with_file_identities(env):

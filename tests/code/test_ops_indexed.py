@@ -73,16 +73,16 @@ def indexed(service, tmp_path: Path):
 
 
 def by_name(entries):
-    return {e["qualified_name"]: e for e in entries}
+    return {e["name"]: e for e in entries}
 
 
 def test_callers_and_callees_carry_file_and_line(indexed):
     callers = by_name(indexed.callers(REPO, "pkg.core.compute")["callers"])
-    assert callers["pkg.core.Engine.run"]["call_sites"] == ["pkg/core.py:22"]
-    assert callers["tests.test_core.test_compute"]["call_sites"] == ["tests/test_core.py:5"]
+    assert callers["pkg.core.Engine.run"] == {"name": "pkg.core.Engine.run", "at": "pkg/core.py:20-22", "lines": [22]}
+    assert callers["tests.test_core.test_compute"]["lines"] == [5]
+    assert callers["tests.test_core.test_compute"]["test"] is True
     callees = by_name(indexed.callees(REPO, "pkg.core.compute")["callees"])
-    assert callees["pkg.core.helper"]["location"] == {"path": "pkg/core.py", "lines": [4, 6]}
-    assert callees["pkg.core.helper"]["call_sites"] == ["pkg/core.py:13", "pkg/core.py:14"]
+    assert callees["pkg.core.helper"] == {"name": "pkg.core.helper", "at": "pkg/core.py:4-6", "lines": [13, 14]}
     deep = by_name(indexed.callers(REPO, "pkg/core.py::helper", depth=2)["callers"])
     assert (deep["pkg.core.Engine.run"]["depth"], deep["pkg.core.Engine.run"]["via"]) == (
         2,
@@ -90,17 +90,16 @@ def test_callers_and_callees_carry_file_and_line(indexed):
     )
 
 
-def test_the_symbol_card_lists_tests_with_their_call_sites(indexed):
+def test_the_symbol_card_lists_a_calling_test_once_among_the_callers(indexed):
     env = indexed.symbol(REPO, "pkg.core.compute")
     assert env["subject"]["signature"] == "def compute(values)"
-    assert env["subject"]["location"] == {"path": "pkg/core.py", "lines": [9, 14]}
-    tests = by_name(env["tests"])
-    assert tests["tests.test_core.test_compute"]["location"]["path"] == "tests/test_core.py"
-    # tested_by carries no call sites in the shape; when an indexer adds them, they are in the test's file
-    assert all(
-        site.startswith("tests/test_core.py:")
-        for site in tests["tests.test_core.test_compute"].get("call_sites", [])
-    )
+    assert env["subject"]["at"] == "pkg/core.py:9-14"
+    assert env["subject"]["summary"] == "Sum doubled values."
+    callers = by_name(env["callers"])
+    assert callers["tests.test_core.test_compute"] == {
+        "name": "tests.test_core.test_compute", "at": "tests/test_core.py:4-5", "test": True, "lines": [5]
+    }  # fmt: skip
+    assert env["tests"] == [] and env["counts"]["tests"] == 0
 
 
 def test_same_named_functions_in_two_files_need_a_file_identity(indexed):
@@ -116,27 +115,26 @@ def test_same_named_functions_in_two_files_need_a_file_identity(indexed):
 
 def test_impact_of_a_diff(indexed):
     env = indexed.impact(REPO, diff=DIFF)
-    assert [a["qualified_name"] for a in env["affected"]] == ["pkg.core.helper"]
+    assert [a["name"] for a in env["affected"]] == ["pkg.core.helper"]
     assert env["unknown"] == [{"path": "setup.cfg"}]
-    assert by_name(env["callers"])["pkg.core.compute"]["call_sites"] == ["pkg/core.py:13", "pkg/core.py:14"]
-    assert [t["qualified_name"] for t in env["tests"]] == ["tests.test_core.test_compute"]
+    assert by_name(env["callers"])["pkg.core.compute"]["lines"] == [13, 14]
+    assert [(t["name"], t["run"]) for t in env["tests"]] == [
+        ("tests.test_core.test_compute", "tests/test_core.py::test_compute")
+    ]
 
 
 def test_a_tiny_budget_names_what_it_cut(indexed):
     env = indexed.symbol(REPO, "pkg.core.compute", max_tokens=256)
     assert size_bytes(env) <= 256 * 4
-    assert env["truncated"] is True
-    assert any(o["reason"] == "budget" for o in env["omissions"])
+    assert env["truncated"] is bool(env["omissions"])
     shown = sum(len(env[k]) for k in ("callers", "callees", "tests"))
     cut = sum(o.get("count", 0) for o in env["omissions"] if o["reason"] == "budget")
-    assert shown + cut == 4  # two callers, one callee, one test: each either shown or counted
+    assert shown + cut == 3  # two callers (one a test), one callee: each either shown or counted
 
 
 def test_a_deleted_file_leaves_nothing_behind(indexed, tmp_path: Path):
     (tmp_path / "repo" / "pkg" / "util.py").unlink()
     indexed.index_repository(REPO, tmp_path / "repo")
-    assert (
-        indexed.symbol(REPO, "helper")["subject"]["qualified_name"] == "pkg.core.helper"
-    )  # no longer ambiguous
+    assert indexed.symbol(REPO, "helper")["subject"]["name"] == "pkg.core.helper"  # no longer ambiguous
     assert indexed.impact(REPO, ["pkg/util.py"])["unknown"] == [{"path": "pkg/util.py"}]
     assert all(i["location"]["path"] != "pkg/util.py" for i in indexed.search(REPO, "helper")["items"])

@@ -53,7 +53,7 @@ ADVERSARIES = (
     Scope("tenant-m", "default", "g1"),  # same tenant and namespace, a shared code graph id
 )
 OWN_MARK = "MARK-OWN-7f3"
-RATE = "py:shop/tax.py::rate"
+RATE = "py:shop:shop/tax.py::rate"
 HELPER_A = ops_graph.HELPER_A
 
 
@@ -66,10 +66,10 @@ def code_data(mark: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     entities = [
         {**e, "summary": f"{e['summary']} {mark}".strip()}
         for e in ops_graph.ENTITIES
-        if not e["id"].startswith("py:shop/many.py")
+        if not e["id"].startswith("py:shop:shop/many.py")
     ]
     facts = [
-        {**f, "source": mark} for f in ops_graph.FACTS if not f["subject_id"].startswith("py:shop/many.py")
+        {**f, "source": mark} for f in ops_graph.FACTS if not f["subject_id"].startswith("py:shop:shop/many.py")
     ]
     return entities, facts
 
@@ -85,11 +85,11 @@ def foreign_extras(mark: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]
     facts = [
         fact("svc-pay", "owned_by", "zz-secret"),
         fact("team-com", "relates_to", RATE),  # second hop from checkout-api onto the code graph
-        fact("svc-checkout", "relates_to", "py:shop/cart.py"),  # first hop
+        fact("svc-checkout", "relates_to", "py:shop:shop/cart.py"),  # first hop
         fact("db-redis", "relates_to", "team-pay"),  # a one-hop shortcut for `path`
         fact("inc-1", "relates_to", "team-pay"),  # a shortcut at the second hop
         ops_graph.calls(HELPER_A, ops_graph.RUN, "5") | {"source": mark},  # a caller at the second hop
-        ops_graph.calls(RATE, "py:tests/test_cart.py::test_total", "12") | {"source": mark},
+        ops_graph.calls(RATE, "py:shop:tests/test_cart.py::test_total", "12") | {"source": mark},
     ]
     return [secret], facts
 

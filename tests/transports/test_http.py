@@ -133,11 +133,11 @@ def test_every_operation_answers_over_http(stack):
     assert answers["status"]["graph"]["entities"] == A_ENTITIES
     assert "data_dir" not in answers["status"] and "pending_index_work" not in answers["status"]
     assert answers["search"]["items"][0]["qualified_name"] == "shop.cart.Cart.total"
-    assert answers["symbol"]["callers"] and answers["symbol"]["subject"]["location"]["path"] == "shop/cart.py"
+    assert answers["symbol"]["callers"] and answers["symbol"]["subject"]["at"] == "shop/cart.py:20-35"
     assert sum(1 for c in answers["callers"]["callers"] if c["depth"] == 1) == 3  # limit 3 per direction
     assert {"limit", "at_least"} <= set(answers["callers"]["omissions"][0])
-    assert answers["callees"]["callees"][0]["call_sites"] == ["shop/cart.py:44"]
-    assert [a["qualified_name"] for a in answers["impact"]["affected"]] == ["shop.cart.helper"]
+    assert answers["callees"]["callees"][0]["lines"] == [44]
+    assert [a["name"] for a in answers["impact"]["affected"]] == ["shop.cart.helper"]
 
 
 def test_bodyless_operations_accept_an_empty_body(stack):
