@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -121,11 +122,12 @@ class Graph:
     """graph.json read once, to turn the nodes that `explain` prints into qualified names (by the
     neighbour's own file and definition line) for scoring."""
 
-    def __init__(self, path: Path, defs: dict[str, dict]) -> None:
+    def __init__(self, path: Path, defs: dict[str, dict], modules: dict[str, str] | None = None) -> None:
         raw = json.loads(path.read_text())
         self.path = path
         self.nodes = {n["id"]: n for n in raw["nodes"]}
         self.defs_lookup = defs
+        self.module_of = modules or {}  # file -> module name when it is not the file's dotted path
         self.by_site = {(d["file"], d["start"]): q for q, d in defs.items()}
         self.modules = {d["file"]: q.rsplit(".", 1)[0] for q, d in defs.items()}
         self.out: dict[str, list[tuple[str, dict]]] = {}
@@ -142,7 +144,7 @@ class Graph:
         if not file or not loc.startswith("L"):
             return None
         if node.get("label", "").endswith(".py"):  # a file node: module-level code
-            return _module_name(file)
+            return self.module_of.get(file) or _module_name(file)
         return self.by_site.get((file, int(loc[1:])))
 
     def node_for(self, text: str) -> str | None:
@@ -169,25 +171,35 @@ def module_file(tree: Path, qualified: str) -> tuple[str, str] | None:
     return None
 
 
-def attempts(tree: Path, qualified: str) -> list[str]:
+def attempts(
+    tree: Path, qualified: str, locate: Callable[[str], tuple[str, str] | None] | None = None
+) -> list[str]:
     """The names an agent would try, in order: the qualified name, then `file::Class.name`, then
-    `file::name` (graphify's documented forms)."""
+    `file::name` (graphify's documented forms). `locate` finds the file when import names are not
+    paths (a src layout)."""
     names = [qualified]
-    located = module_file(tree, qualified)
+    located = module_file(tree, qualified) or (locate(qualified) if locate is not None else None)
     if located:
         rel, rest = located
         names += [f"{rel}::{rest}", f"{rel}::{rest.rsplit('.', 1)[-1]}"]
     return names
 
 
-def ask(exe: Path, graph: Graph, tree: Path, qualified: str, budget: int) -> tuple[Answer, list[str]]:
+def ask(
+    exe: Path,
+    graph: Graph,
+    tree: Path,
+    qualified: str,
+    budget: int,
+    locate: Callable[[str], tuple[str, str] | None] | None = None,
+) -> tuple[Answer, list[str]]:
     """Ask `graphify explain NAME --all` until one form resolves; every attempt's output counts as
     returned tokens (an agent reads each). The answer is cut at the budget like any answer would be.
     On an ambiguity refusal the candidate ids are tried (the agent picks the one in the right class)."""
     total_bytes = 0
     log: list[str] = []
     text = ""
-    names = attempts(tree, qualified)
+    names = attempts(tree, qualified, locate)
     tried: set[str] = set()
     while names:
         name = names.pop(0)

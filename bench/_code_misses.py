@@ -126,12 +126,22 @@ def _beyond_gt(tree: Path, rel: str, text: str, callee: str, other: list[str], d
     return "call the ground truth leaves unresolved (it never guesses receivers or aliases)"
 
 
-def _sites(entry: dict[str, Any]) -> list[tuple[str, int]]:
+def _path(card: dict[str, Any]) -> str:
+    where = str(card.get("at", ""))
+    head, sep, span = where.rpartition(":")
+    return head if sep and "-" in span else where
+
+
+def _sites(entry: dict[str, Any], in_file: str | None = None) -> list[tuple[str, int]]:
+    """(file, line) of an entry's call sites: its `lines` are in `in_file` (a callee's: the subject's
+    file) or else in its own file (a caller's)."""
     out = []
-    for s in entry.get("call_sites", []):
+    for s in entry.get("call_sites", []):  # the card shape before compact cards
         rel, _, line = s.rpartition(":")
         if line.isdigit():
             out.append((rel, int(line)))
+    where = in_file or _path(entry)
+    out += [(where, int(line)) for line in entry.get("lines", [])]
     return out
 
 
@@ -151,16 +161,16 @@ def explain_graphctx(
     def add(symbol: str, kind: str, item: str, category: str, detail: str) -> None:
         misses.append(dict(symbol=symbol, kind=kind, item=item, category=category, detail=detail))
 
-    def callees_of(caller: str) -> tuple[str, list[dict]]:
+    def callees_of(caller: str) -> tuple[str, list[dict], str]:
         try:
             env = service.callees(scope, caller, limit=50, max_tokens=20_000)
         except NotFound:
-            return "caller not in graphctx's index", []
+            return "caller not in graphctx's index", [], ""
         except AmbiguousName:
-            return "caller name ambiguous in graphctx", []
+            return "caller name ambiguous in graphctx", [], ""
         except GraphctxError as exc:
-            return f"error {exc.code}", []
-        return "", env.get("callees", [])
+            return f"error {exc.code}", [], ""
+        return "", env.get("callees", []), _path(env.get("subject", {}))
 
     for q, (answer, s), env in zip(questions, rows, envs, strict=True):
         x = q["symbol"]
@@ -182,12 +192,16 @@ def explain_graphctx(
             if answer.omitted_callers:
                 add(x, "caller", c, "omitted by the limit/budget (named in omissions)", detail)
                 continue
-            problem, theirs = callees_of(c)
+            problem, theirs, caller_file = callees_of(c)
             if problem:
                 add(x, "caller", c, problem, detail)
                 continue
             others = sorted(
-                {e.get("qualified_name") or e["name"] for e in theirs if set(_sites(e)) & set(sites)}
+                {
+                    e.get("qualified_name") or e["name"]
+                    for e in theirs
+                    if set(_sites(e, caller_file)) & set(sites)
+                }
             )
             if others:
                 add(x, "caller", c, f"graphctx resolves the call to {', '.join(others)}", detail)
@@ -200,11 +214,12 @@ def explain_graphctx(
             if answer.omitted_callees:
                 add(x, "callee", k, "omitted by the limit/budget (named in omissions)", detail)
                 continue
+            subject_file = _path(env.get("subject", {}))
             others = sorted(
                 {
                     e.get("qualified_name") or e["name"]
                     for e in env.get("callees", [])
-                    if set(_sites(e)) & set(sites)
+                    if set(_sites(e, subject_file)) & set(sites)
                 }
             )
             if others:
@@ -216,14 +231,14 @@ def explain_graphctx(
             ("callers", "extra caller", s.extra_callers),
             ("callees", "extra callee", s.extra_callees),
         ):
-            entries = [*env.get(key, []), *(env.get("tests", []) if key == "callers" else [])]
+            entries = list(env.get(key, []))
             seen: set[str] = set()
             for e in entries:
                 name = e.get("qualified_name") or e["name"]
                 if name not in extras or name in seen:
                     continue
                 seen.add(name)
-                sites = _sites(e)
+                sites = _sites(e, _path(env.get("subject", {})) if key == "callees" else None)
                 text = " ".join(source_line(tree, f, ln) for f, ln in sites[:1])
                 other = sorted(
                     {o for site in sites for o in by_site.get(site, []) if o != x}

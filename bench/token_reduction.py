@@ -169,6 +169,7 @@ def aggregate(questions: list[dict], rows: list[tuple[Answer, Score]]) -> dict[s
     evidence = sum(s.evidence for _, s in rows)
     possible = len(rows) + cg + kg
     return {
+        "n": len(rows),
         "baseline": base,
         "returned": toks,
         "reduction": 1 - toks / base if base else float("nan"),
@@ -205,7 +206,7 @@ def question_table(questions: list[dict], systems: dict[str, list[tuple[Answer, 
     return "\n".join(lines)
 
 
-def aggregate_table(systems: dict[str, dict[str, Any]], n: int) -> str:
+def aggregate_table(systems: dict[str, dict[str, Any]]) -> str:
     lines = [
         "| system | baseline tokens | returned tokens | reduction | definition exact (file + range) | "
         "callers recall | callers precision | callees recall | callees precision | correct evidence items | "
@@ -215,13 +216,14 @@ def aggregate_table(systems: dict[str, dict[str, Any]], n: int) -> str:
     for name, g in systems.items():
         cf, cg, cr = g["callers"]
         kf, kg, kr = g["callees"]
+        n = g["n"]
         lines.append(
-            f"| {name} | {g['baseline']:,} | {g['returned']:,} | {g['reduction']:.1%} | "
+            f"| {name} | {g['baseline']:,} | {g['returned']:,} | {g['reduction']:.2%} | "
             f"{g['def_exact']}/{n} (start line {g['start_exact']}/{n}) | {pct(cf, cg)} ({cf}/{cg}) | "
             f"{pct(cf, cr)} ({cf}/{cr}) | {pct(kf, kg)} ({kf}/{kg}) | {pct(kf, kr)} ({kf}/{kr}) | "
             f"{g['evidence']}/{g['possible']} | {g['tokens_per_evidence']:.1f} |"
         )
-    base = next(iter(systems.values()))
+    base = next((g for name, g in systems.items() if "pooled" in name), next(iter(systems.values())))
     lines.append(
         f"| reading the files (baseline) | {base['baseline']:,} | {base['baseline']:,} | 0% | — | — | — | — "
         f"| — | {base['possible']}/{base['possible']} (if the reader finds all) | "
@@ -269,12 +271,40 @@ def tree_check(questions: list[dict], seed: int, n: int) -> str:
     )
 
 
+def ask_graphify_all(
+    exe: Path, graph: gfy.Graph, full: Path, data: Path, seed: int, n: int, budget: int, questions: list[dict]
+) -> list[Answer]:
+    """graphify's answers for one seed's questions, cached per graph digest."""
+    cache = data / f"graphify-answers-seed{seed}-n{n}-b{budget}.json"
+    digest = hashlib.sha256(graph.path.read_bytes()).hexdigest()
+    cached = json.loads(cache.read_text()) if cache.exists() else {}
+    if cached.get("graph_sha256") != digest:
+        cached = {"graph_sha256": digest}
+    answers = []
+    for q in questions:
+        if q["symbol"] in cached:
+            raw = cached[q["symbol"]]
+            answer = Answer(**{**raw, "callers": set(raw["callers"]), "callees": set(raw["callees"])})
+        else:
+            answer, log = gfy.ask(exe, graph, full, q["symbol"], budget)
+            cached[q["symbol"]] = {
+                **answer.__dict__,
+                "callers": sorted(answer.callers),
+                "callees": sorted(answer.callees),
+            }
+            cache.write_text(json.dumps(cached, indent=1))
+            print(f"  {q['symbol']}: {'; '.join(log)}", flush=True)
+        answers.append(answer)
+    return answers
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="standard-library tree to copy")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seeds", help="comma-separated seeds, reported each and pooled (default: --seed)")
     parser.add_argument("--n", type=int, default=20)
     parser.add_argument("--budget", type=int, default=20_000, help="max_tokens for every answer")
     parser.add_argument("--limit", type=int, help="graphctx's per-direction limit (default: the operation's)")
@@ -285,6 +315,7 @@ def main() -> None:
     parser.add_argument("--reindex", action="store_true", help="drop graphctx's cached stores first")
     parser.add_argument("--rebuild", action="store_true", help="drop every cached store, graph and answer")
     args = parser.parse_args()
+    seeds = [int(x) for x in args.seeds.split(",")] if args.seeds else [args.seed]
     data: Path = args.data_dir.expanduser().resolve()
     data.mkdir(parents=True, exist_ok=True)
 
@@ -303,9 +334,11 @@ def main() -> None:
         else:
             target.unlink(missing_ok=True)
     full_files, full_bytes = copy_tree(args.root, full, with_tests=True)
-    questions, gt_line = build_questions(full, data / "gt-full", args.n, args.seed)
+    sets: dict[int, tuple[list[dict], str]] = {}
+    for seed in seeds:
+        sets[seed] = build_questions(full, data / "gt-full", args.n, seed)
+        print(sets[seed][1], flush=True)
     defs = load_defs(data / "gt-full")
-    print(gt_line, flush=True)
 
     print("graphctx: indexing the full tree (once; cached) ...", flush=True)
     gctx_index = ensure_index(data / "graphctx-full", full)
@@ -313,99 +346,106 @@ def main() -> None:
         f"  index {gctx_index['seconds']:.1f} s, no-op re-index {gctx_index['noop_seconds']:.1f} s",
         flush=True,
     )
-    rows_c: list[tuple[Answer, Score]] = []
-    envs: list[dict[str, Any]] = []
+    rows_c: dict[int, list[tuple[Answer, Score]]] = {}
+    envs: dict[int, list[dict[str, Any]]] = {}
+    misses_c: list[dict] = []
     with open_service(data / "graphctx-full") as service:
-        for q in questions:
-            answer, env = ask_graphctx(service, q["symbol"], args.budget, args.limit)
-            rows_c.append((answer, score(q, defs, answer)))
-            envs.append(env)
-        misses_c = explain_graphctx(service, SCOPE, full, data / "gt-full", questions, rows_c, envs, defs)
-    (data / f"graphctx-answers-seed{args.seed}-n{args.n}.json").write_text(json.dumps(envs, indent=1))
+        for seed, (questions, _) in sets.items():
+            rows_c[seed], envs[seed] = [], []
+            for q in questions:
+                answer, env = ask_graphctx(service, q["symbol"], args.budget, args.limit)
+                rows_c[seed].append((answer, score(q, defs, answer)))
+                envs[seed].append(env)
+            found = explain_graphctx(
+                service, SCOPE, full, data / "gt-full", questions, rows_c[seed], envs[seed], defs
+            )
+            misses_c += [{**m, "seed": seed} for m in found]
+            (data / f"graphctx-answers-seed{seed}-n{args.n}.json").write_text(
+                json.dumps(envs[seed], indent=1)
+            )
 
-    systems = {"graphctx": rows_c}
-    aggregates = {"graphctx": aggregate(questions, rows_c)}
-    gbuild: gfy.Build | None = None
+    rows_g: dict[int, list[tuple[Answer, Score]]] = {}
     misses_g: list[dict] = []
-    graphify_note = ""
+    gbuild: gfy.Build | None = None
     if not args.skip_graphify:
         exe = gfy.ensure_venv(data)
         print("graphify: building the full tree (once; cached) ...", flush=True)
         gbuild = gfy.build(exe, full, data / "graphify-full", data / "graphify-home")
         graph = gfy.Graph(data / "graphify-full" / "graphify-out" / "graph.json", defs)
-        cache = data / f"graphify-answers-seed{args.seed}-n{args.n}-b{args.budget}.json"
-        digest = hashlib.sha256(graph.path.read_bytes()).hexdigest()
-        cached = json.loads(cache.read_text()) if cache.exists() else {}
-        if cached.get("graph_sha256") != digest:
-            cached = {"graph_sha256": digest}
-        rows_g = []
-        for q in questions:
-            if q["symbol"] in cached:
-                raw = cached[q["symbol"]]
-                answer = Answer(**{**raw, "callers": set(raw["callers"]), "callees": set(raw["callees"])})
-            else:
-                answer, log = gfy.ask(exe, graph, full, q["symbol"], args.budget)
-                cached[q["symbol"]] = {
-                    **answer.__dict__,
-                    "callers": sorted(answer.callers),
-                    "callees": sorted(answer.callees),
-                }
-                cache.write_text(json.dumps(cached, indent=1))
-                print(f"  {q['symbol']}: {'; '.join(log)}", flush=True)
-            rows_g.append((answer, score(q, defs, answer)))
-        systems["graphify"] = rows_g
-        aggregates["graphify"] = aggregate(questions, rows_g)
-        misses_g = explain_graphify(graph, full, data / "gt-full", questions, rows_g)
-    else:
-        graphify_note = "graphify skipped (--skip-graphify).\n"
+        for seed, (questions, _) in sets.items():
+            answers = ask_graphify_all(exe, graph, full, data, seed, args.n, args.budget, questions)
+            rows_g[seed] = [(a, score(q, defs, a)) for q, a in zip(questions, answers, strict=True)]
+            found = explain_graphify(graph, full, data / "gt-full", questions, rows_g[seed])
+            misses_g += [{**m, "seed": seed} for m in found]
+
+    pooled_q = [q for questions, _ in sets.values() for q in questions]
+    table_rows: dict[str, dict[str, Any]] = {}
+    systems = {"graphctx": rows_c, **({"graphify": rows_g} if rows_g else {})}
+    for name, by_seed in systems.items():
+        for seed, (questions, _) in sets.items():
+            table_rows[f"{name}, seed {seed}"] = aggregate(questions, by_seed[seed])
+        if len(seeds) > 1:
+            table_rows[f"**{name}, pooled**"] = aggregate(
+                pooled_q, [r for seed in sets for r in by_seed[seed]]
+            )
 
     command = "python bench/token_reduction.py " + " ".join(sys.argv[1:])
+    lines = "; ".join(line for _, line in sets.values())
     size = (
         f"CPython {args.root} copied to {full} ({full_files:,} .py files, {full_bytes / 1e6:.1f} MB; "
-        f"site-packages and caches left out); {gt_line}"
+        f"site-packages and caches left out); {lines}"
     )
+    per_seed = []
+    for seed, (questions, _) in sets.items():
+        per_seed += [
+            f"<details><summary>seed {seed}: per question</summary>\n",
+            question_table(questions, {name: by_seed[seed] for name, by_seed in systems.items()}),
+            "\n</details>\n",
+        ]
+    graphify_note = "" if rows_g else "graphify skipped (--skip-graphify).\n"
     body = "\n".join(
         [
             "## Token reduction on code questions (CPython standard library)\n",
             header(command, size),
-            "Question set: ../shared/eval (`build_gt.py` + `make_questions.py`, "
-            f"seed {args.seed}, N = {args.n}), run as subprocesses. Budget {args.budget:,} tokens per answer "
-            "for both systems. graphctx: `ContextService.symbol` (definition card, callers, callees, tests; "
-            f"per-direction limit {args.limit or 'left at the operation default'}), "
+            "Question set: ../shared/eval (`build_gt.py` + `make_questions.py`, seeds "
+            f"{', '.join(map(str, seeds))}, N = {args.n} each), run as subprocesses. Budget {args.budget:,} "
+            "tokens per answer for both systems. graphctx: `ContextService.symbol` (definition card, callers "
+            "with tests among them marked, callees, other tests; per-direction limit "
+            f"{args.limit or 'left at the operation default'}), "
             f"tokens = ceil(JSON bytes / 4) of the whole envelope. graphify {gfy.VERSION}: "
             "`graphify explain NAME --all` on its AST-only graph, tokens = ceil(output bytes / 4) summed "
             "over every call an agent needs (the dotted name, then `file::Class.name`, then `file::name`, "
             "then the candidate id after an ambiguity refusal).\n",
-            "Scoring: definition exact = file and line range equal to the ground truth; callers / callees "
-            "are compared as qualified names (graphctx's tests count as callers: each is a test function "
-            "calling the symbol). graphify's neighbours are named by their node's file and first line, "
-            "and only `calls` / `indirect_call` edges count. Aggregates come from summed counts "
-            "(micro averages); 'correct evidence items' = exact definitions + true callers + true "
-            "callees found.\n",
-            tree_check(questions, args.seed, args.n),
+            "Scoring: definition exact = file and line range equal to the ground truth (the ground truth "
+            "starts a definition at its `def` line; graphctx's range of a decorated definition starts at its "
+            "first decorator and its card names the `def_line`, which is what is compared); callers / "
+            "callees are compared as qualified names: graphctx's callers (a test calling the symbol is one "
+            "of them), not the `tests` that reach the symbol through fixtures or helpers. graphify's "
+            "neighbours are named by their node's file and first line, and only `calls` / `indirect_call` "
+            "edges count. Aggregates come from summed counts (micro averages; pooled = every question of "
+            "every seed); 'correct evidence items' = exact definitions + true callers + true callees "
+            "found.\n",
+            tree_check(sets[seeds[0]][0], seeds[0], args.n),
             f"graphify is installed by the script into `{data / 'graphify-venv'}` (`pip install "
             f"{gfy.PACKAGE}` in a fresh virtualenv, `_code_graphify.ensure_venv`); its graph is built "
             "with `graphify extract TREE --code-only --no-cluster` (local AST, no API key) inside "
             "`unshare -n`, i.e. with no network at all.\n",
             "Reading the comparison: graphify stores only a node's first line, so no definition can be "
-            "exact (its start lines are all right). Its `explain` names neighbours by label and call site "
-            "(`<-- .__new__() [calls] zoneinfo/_zoneinfo.py:L43`), not by qualified name or definition file; "
-            "the scoring here credits it with the node it means (looked up in graph.json), which is "
-            "generous: an agent would need more calls or reads to know which `__new__` that is. graphctx "
-            "names every neighbour by qualified name with its file, line range, signature and summary, and "
-            "its envelope carries provenance, counts, omissions and timings; that is where its extra tokens "
-            "go. 'Extra' items are calls the ground truth does not resolve; they are not necessarily "
-            "wrong (see the categories).\n",
+            "exact (its start lines are all right). Its `explain` names neighbours by label and call site, "
+            "not by qualified name or definition file; the scoring here credits it with the node it means "
+            "(looked up in graph.json), which is generous. graphctx names every neighbour by qualified name "
+            "with its file and line range and the call lines, and its envelope carries provenance, counts, "
+            "omissions and timings. 'Extra' items are calls the ground truth does not resolve; they are not "
+            "necessarily wrong (see the categories).\n",
             "### Aggregate\n",
-            aggregate_table(aggregates, len(questions)),
+            aggregate_table(table_rows),
             "",
-            envelope_share(envs),
+            envelope_share([e for seed in sets for e in envs[seed]]),
             "### Per question (recall / precision as found / ground truth and found / returned)\n",
-            question_table(questions, systems),
-            "",
+            *per_seed,
             "### Every miss, explained\n",
             misses_section("graphctx", misses_c),
-            misses_section("graphify", misses_g) if not args.skip_graphify else graphify_note,
+            misses_section("graphify", misses_g) if rows_g else graphify_note,
         ]
     )
     print(body)

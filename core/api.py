@@ -190,6 +190,11 @@ class ImpactRequest(Request):
     limit: Limit
     max_tokens: Tokens
     include_ids: IncludeIds
+    repo: str | None = Field(
+        default=None,
+        max_length=100,
+        description="Only this indexed repository (by name); by default every repository holding a path.",
+    )
 
 
 class EmptyRequest(Request):
@@ -264,6 +269,7 @@ def _impact(s: ContextService, scope: Scope, r: ImpactRequest) -> dict[str, Any]
         limit=r.limit,
         max_tokens=r.max_tokens,
         include_ids=r.include_ids,
+        repo=r.repo,
     )
 
 

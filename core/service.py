@@ -316,10 +316,12 @@ class ContextService:
     def impact(
         self, scope: Scope, files: Sequence[str] = (), diff: str | None = None, *, depth: int = 1,
         limit: int = DEFAULT_LIMIT, max_tokens: int | None = None, include_ids: bool = False,
+        repo: str | None = None,
     ) -> dict[str, Any]:  # fmt: skip
         return self.code.impact(
-            scope, files, diff, depth=depth, limit=limit, max_tokens=max_tokens, include_ids=include_ids
-        )
+            scope, files, diff, depth=depth, limit=limit, max_tokens=max_tokens, include_ids=include_ids,
+            repo=repo,
+        )  # fmt: skip
 
     # -- writes -------------------------------------------------------------------------------
 

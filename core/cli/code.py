@@ -118,11 +118,15 @@ def impact(
     depth: Depth = 1,
     limit: Limit = 20,
     graph: Graph = None,
+    repo: Annotated[
+        str | None,
+        typer.Option("--repo", help="Only this indexed repository (paths are repository-relative)."),
+    ] = None,
     max_tokens: Tokens = None,
     ids: Ids = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """What a change touches: affected symbols, their callers and their tests."""
+    """What a change touches: affected symbols, their callers and the tests to run."""
     try:
         text = _read_diff(diff) if diff is not None else None
     except GraphctxError as exc:
@@ -131,7 +135,7 @@ def impact(
         _fail(GraphctxError(f"{exc.strerror or exc}: {exc.filename or ''}".strip()), as_json)
     _answer(
         ctx, as_json, graph, "impact", files=files or [], diff=text, depth=depth, limit=limit,
-        max_tokens=max_tokens, include_ids=ids,
+        max_tokens=max_tokens, include_ids=ids, repo=repo,
     )  # fmt: skip
 
 

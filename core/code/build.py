@@ -203,8 +203,8 @@ def resolve_module(
             if target_module is not None and candidate != module.name:
                 imported.setdefault(module_id(target_module.repo, target_module.relpath), []).append(imp.line)
                 break
-    for target, lines in imported.items():
-        fact = edge(graph.file_id, EdgeKind.IMPORTS, target, lines)
+    for target_id, lines in imported.items():
+        fact = edge(graph.file_id, EdgeKind.IMPORTS, target_id, lines)
         graph.produced[fact.id] = fact
     graph.consulted = frozenset(resolver.consulted)
 

@@ -505,8 +505,9 @@ class Indexer:
     def _foreign_edges(self, scope: Scope, roots: list[str], repo: str) -> list[Fact]:
         """The edges between these entities and entities that are not this repository's."""
         found: list[Fact] = []
-        for direction in ("out", "in"):
-            facts, _ = self._read_facts(scope, roots, EVERY_PREDICATE, direction, {})  # type: ignore[arg-type]
+        directions: tuple[Direction, ...] = ("out", "in")
+        for direction in directions:
+            facts, _ = self._read_facts(scope, roots, EVERY_PREDICATE, direction, {})
             for fact in facts:
                 other = fact.object_id if direction == "out" else fact.subject_id
                 parsed = ids.parse(other or "")

@@ -166,9 +166,18 @@ class Layout:
         exists = known if known is not None else self.names.__contains__
         base = module.basedir.replace("/", ".")
         head = dotted.split(".", 1)[0]
-        if exists(f"{base}.{head}") or _is_namespace(self, f"{module.basedir}/{head}"):
+        if exists(f"{base}.{head}") or f"{module.basedir}/{head}" in self.directories:
             return f"{base}.{dotted}"
         return dotted
+
+    @cached_property
+    def directories(self) -> frozenset[str]:
+        """Every directory that holds Python files, at any depth (namespace packages included)."""
+        found: set[str] = set()
+        for rel in self.py_files:
+            parts = rel.split("/")[:-1]
+            found.update("/".join(parts[: i + 1]) for i in range(len(parts)))
+        return frozenset(found)
 
     def describe(self) -> list[dict[str, Any]]:
         return [
@@ -176,11 +185,6 @@ class Layout:
              "origin": r.origin}
             for r in sorted(self.roots, key=lambda r: (r.directory, r.prefix))
         ]  # fmt: skip
-
-
-def _is_namespace(layout: Layout, directory: str) -> bool:
-    prefix = directory + "/"
-    return any(p.startswith(prefix) for p in layout.py_files)
 
 
 def _under(root: Root, relpath: str) -> tuple[str, bool] | None:
@@ -218,8 +222,8 @@ def discover(files: Sequence[str], read: Reader, explicit: Sequence[str] = ()) -
     tree = _Tree(py_files)
     notes: list[str] = []
     if explicit:
-        roots = [Root(_clean(d), origin="explicit") for d in explicit]
-        return Layout([r for r in roots if tree.has_dir(r.directory)], py_files), notes
+        given = [Root(_clean(d), origin="explicit") for d in explicit]
+        return Layout([r for r in given if tree.has_dir(r.directory)], py_files), notes
     projects = sorted(
         {f.rpartition("/")[0] for f in files if f.rpartition("/")[2] in CONFIG_NAMES},
         key=lambda d: (d.count("/"), d),
@@ -346,10 +350,10 @@ def _project_name(
 ) -> str:
     project = pyproject.get("project")
     if isinstance(project, dict) and isinstance(project.get("name"), str):
-        return project["name"]
+        return str(project["name"])
     poetry = pyproject.get("tool", {}).get("poetry", {}) if isinstance(pyproject.get("tool"), dict) else {}
     if isinstance(poetry, dict) and isinstance(poetry.get("name"), str):
-        return poetry["name"]
+        return str(poetry["name"])
     if cfg is not None and cfg.has_option("metadata", "name"):
         return cfg.get("metadata", "name").strip()
     value = setup_py.get("name")

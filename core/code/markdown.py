@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from graphctx.code.summary import first_line
 from graphctx.redact import redact
 
 HEADING_CHARS = 200
-SUMMARY_CHARS = 300
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
@@ -102,16 +102,24 @@ def parse_markdown(relpath: str, data: bytes) -> Document:
 
 
 def _first_paragraph_line(text: list[str]) -> str:
+    """The section's first prose paragraph (outside code fences), summarised to its first sentence."""
     fence = False
+    paragraph: list[str] = []
     for line in text:
         stripped = line.strip()
         if _FENCE.match(line):
             fence = not fence
+            if paragraph:
+                break
             continue
-        if fence or not stripped or _SETEXT.match(line):
+        if fence or _SETEXT.match(line):
             continue
-        return redact(stripped[:SUMMARY_CHARS])
-    return ""
+        if not stripped:
+            if paragraph:
+                break
+            continue
+        paragraph.append(stripped)
+    return first_line("\n".join(paragraph))
 
 
 class MentionIndex:

@@ -17,11 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from graphctx.code.layout import ModuleName, dotted_path
+from graphctx.code.summary import first_line
 from graphctx.redact import redact
 
 SIGNATURE_CHARS = 240
-SUMMARY_CHARS = 200
-"""A summary is the docstring's first sentence, cut at a word boundary beyond this many characters."""
 SUPER = "<super>"  # head of the chain of a `super().name(...)` call
 CALL = "()"  # a call inside a chain: `Foo().bar` is ("Foo", "()", "bar")
 
@@ -130,49 +129,6 @@ class Module:
     error: str | None = None
     docstring: str = ""
     refs: dict[str, set[str]] = field(default_factory=dict)  # def qualname ("" = module) -> names used
-
-
-_SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
-_ABBREVIATIONS = ("e.g", "i.e", "etc", "vs", "cf", "approx", "incl", "Mr", "Dr", "No")
-
-
-def _first_sentence(text: str) -> str:
-    for match in _SENTENCE_END.finditer(text):
-        before = text[: match.start()]
-        word = before.rsplit(None, 1)[-1] if before.split() else ""
-        if word.rstrip(".").endswith(_ABBREVIATIONS) or (len(word) == 1 and word.isupper()):
-            continue  # "e.g. x", "i.e. y", an initial: not the end of a sentence
-        return text[: match.end()]
-    return text
-
-
-def first_line(text: str | None, limit: int = SUMMARY_CHARS) -> str:
-    """A docstring's summary: its first paragraph up to the end of its first sentence, cut at a
-    word boundary with … only when that sentence is longer than `limit` characters."""
-    if not text:
-        return ""
-    paragraph: list[str] = []
-    for raw in text.strip().splitlines():
-        line = raw.strip()
-        if not line:
-            if paragraph:
-                break
-            continue
-        if paragraph and (line.startswith((":", "@", ">>>", "-", "*")) or line.endswith(":")):
-            break  # a field list, doctest, bullet or heading starts: the summary ended
-        paragraph.append(line)
-    return redact(shorten(_first_sentence(" ".join(paragraph)), limit))
-
-
-def shorten(text: str, limit: int) -> str:
-    """Text cut to at most `limit` characters at a word boundary, ending with … when cut."""
-    if len(text) <= limit:
-        return text
-    cut = text[: limit - 1]
-    space = cut.rfind(" ")
-    if space > limit // 2:
-        cut = cut[:space]
-    return cut.rstrip(" ,;:-") + "…"
 
 
 _COMMENT = re.compile(r"\s+#[^'\"]*$")
@@ -540,6 +496,7 @@ class _Parser:
     @staticmethod
     def _typed(node: ast.Assign | ast.AnnAssign, block: Block) -> None:
         """Record what a plain `name = value` / `name: T = value` binds (counted as it is walked)."""
+        target: ast.expr
         if isinstance(node, ast.AnnAssign):
             target, value = node.target, node.value
             if isinstance(target, ast.Name) and target.id not in block.typed:

@@ -67,7 +67,7 @@ def repository_entity(
 def as_repository(entity: Entity) -> Repository | None:
     if entity.type != NodeKind.REPOSITORY.value or entity.id != repository_id(entity.name):
         return None
-    fields = {_PACKAGES: (), _IMPORTS: ()}
+    fields: dict[str, tuple[str, ...]] = {_PACKAGES: (), _IMPORTS: ()}
     for line in entity.search_text.splitlines():
         for key in fields:
             if line.startswith(key):

@@ -54,6 +54,7 @@ class ExerciseMap:
         self.workspace = workspace
         self.resolver = resolver
         self._calls: dict[str, tuple[list[Resolved], frozenset[str]]] = {}
+        self._fixtures: dict[str, dict[tuple[str, str], str]] = {}
 
     def calls_of(self, module: Module, resolved: list[Resolved] | None = None) -> list[Resolved]:
         known = self._calls.get(module.name)
@@ -147,22 +148,30 @@ class ExerciseMap:
             if found is not None:
                 yield found
 
+    def _fixtures_of(self, module: Module) -> dict[tuple[str, str], str]:
+        """(enclosing qualname, fixture name) -> the fixture's qualname, for one module."""
+        known = self._fixtures.get(module.relpath)
+        if known is None:
+            known = {(f.parent, f.fixture): q for q, f in module.defs.items() if f.fixture is not None}
+            self._fixtures[module.relpath] = known
+        return known
+
     def _fixture(self, module: Module, d: Def, name: str) -> Target | None:
-        owner = d.parent
-        for qual, f in module.defs.items():
-            if f.fixture == name and f.parent in ("", owner) and qual != d.qualname:
-                return Target(f.kind, module.name, qual)
+        own = self._fixtures_of(module)
+        for scope in dict.fromkeys((d.parent, "")):
+            qual = own.get((scope, name))
+            if qual is not None and qual != d.qualname:
+                return Target(module.defs[qual].kind, module.name, qual)
         for rel in conftests(module.relpath):
             if rel == module.relpath:
                 continue
-            conftest_name = self.workspace.name_of(rel)
-            self.resolver.consulted.add(conftest_name)
+            self.resolver.consulted.add(self.workspace.name_of(rel))
             if rel not in self.workspace.by_path:
                 continue
             conftest = self.workspace.parse(rel)
-            for qual, f in conftest.defs.items():
-                if f.fixture == name and not f.parent:
-                    return Target(f.kind, conftest.name, qual)
+            qual = self._fixtures_of(conftest).get(("", name))
+            if qual is not None:
+                return Target(conftest.defs[qual].kind, conftest.name, qual)
         return None
 
     def _setups(self, module: Module, test: Def) -> Iterable[Target]:

@@ -78,8 +78,9 @@ _MUST_FIT = {
     "path": "the envelope with the whole path (a path is never cut)",
 }
 _CALL_ENTRY = (
-    "Each entry: name, qualified_name, type, location (path, lines [start, end]), signature, summary, "
-    'and `call_sites` as "path:line" strings in the caller\'s file'
+    'Each entry: `name` (the qualified name), `at` ("path:first-last" of its definition, or a '
+    "file's path) and `lines`, the call lines: in the caller's file for callers, in the subject's file "
+    "for callees"
 )
 
 _WHAT = {
@@ -112,36 +113,41 @@ _WHAT = {
         "`follow_up` suggestion. `edge_types` restricts the predicates followed (empty = all)."
     ),
     "search": (
-        "Searches this scope's code and docs (modules, classes, functions, methods, documents, sections) "
+        "Searches this scope's code and docs (modules, classes, functions, methods, documents, sections, "
+        "repositories) "
         "for `query`: exact qualified names and identifiers rank first, then BM25 and dense hits fused by "
         "reciprocal rank. Returns an evidence envelope: up to 8 `items` (rank, name, qualified_name, type, "
         "location with path and lines, signature, summary, `match` with per-leg ranks), `legs`, `coverage` "
         "(with `not_code`: memory hits left out) and `follow_up` when nothing matched."
     ),
     "symbol": (
-        "The definition card of one symbol. Returns an evidence envelope with `subject` (qualified name, "
-        "type, signature, location, summary), `callers`, `callees` and `tests`, and `counts` per "
-        "direction (`shown`, `found`, `total` when `limit` cut some). " + _CALL_ENTRY + " (for callees: "
-        "where the subject calls them; their location is the callee's definition)."
+        "The definition card of one symbol. Returns an evidence envelope with `subject` (`name`, `type`, "
+        "`at`, `def_line` when decorators come first, `signature` with its decorators, `summary`: the "
+        "docstring's first sentence), `callers`, `callees` and `tests`, and `counts` per direction (the "
+        "total when `limit` cut entries, named in `omissions`). " + _CALL_ENTRY + ". A test that calls "
+        "the symbol is among the callers, marked `test: true`, and listed once; `tests` holds the tests "
+        "that reach it otherwise (through fixtures, helpers or set-up)."
     ),
     "callers": (
         "Who calls one symbol, 1-2 hops (`depth`). Returns an evidence envelope with `subject`, `callers` "
-        "and `counts`. " + _CALL_ENTRY + "; depth-2 entries add `depth` and `via` (the depth-1 caller "
-        "they call). When `limit` cut entries, `counts` gives `total` at depth 1 and, at depth 2, "
-        "`more_edges`, a lower bound (the cut is also named in `omissions` with `at_least`)."
+        "and `counts`. " + _CALL_ENTRY + "; tests are marked `test: true`; depth-2 entries add `depth` "
+        "and `via` (the depth-1 caller they call). When `limit` cut entries, `counts` is the total at "
+        "depth 1; at depth 2 the cut is named in `omissions` with `at_least` (a lower bound in edges)."
     ),
     "callees": (
         "What one symbol calls, 1-2 hops (`depth`). Returns an evidence envelope with `subject`, `callees` "
-        "and `counts`. " + _CALL_ENTRY + "; the location is where the callee is defined; depth-2 entries "
-        "add `depth` and `via`. Unresolved calls are not in the graph and never guessed."
+        "and `counts`. " + _CALL_ENTRY + "; `at` is where the callee is defined; depth-2 entries add "
+        "`depth` and `via`. Unresolved calls are not in the graph and never guessed."
     ),
     "impact": (
-        "What a change touches. Give `files` (every symbol in them counts as changed) and/or a unified "
-        "`diff` (its hunks are read on the old side, which the indexed graph holds, and mapped onto the "
-        "innermost symbols whose line ranges they touch; module-level lines affect the module). Returns "
-        "an evidence envelope with `changed` counts, `unknown` (files this graph does not hold), "
-        "`affected` symbols, their `callers` (1-2 hops, with `via` and `call_sites`), the `tests` that "
-        "exercise them or their direct callers, and `counts`."
+        "What a change touches. Give `files` (repository-relative; every symbol in them counts as changed) "
+        "and/or a unified `diff` (its hunks are read on the old side, which the indexed graph holds, and "
+        "mapped onto the innermost symbols whose line ranges, decorators included, they touch; "
+        "module-level lines affect the module). A path several indexed repositories hold counts in each "
+        "unless `repo` names one. Returns an evidence envelope with `changed` counts, `unknown` (files "
+        "this graph does not hold), `affected` symbols, their `callers` (1-2 hops, with `via` and "
+        "`lines`), the `tests` to run (each with `run`, its pytest node id: the tests that exercise the "
+        "change or its direct callers, and changed tests themselves) and `counts`."
     ),
     "remember": (
         "Stores entities and facts in this scope, all or nothing: every record is validated (fields, "

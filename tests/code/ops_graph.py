@@ -84,7 +84,10 @@ FACTS = [
     calls("py:shop:tests/test_cart.py::test_total", RUN, "9"),
     calls("py:shop:shop/tax.py::rate", HELPER_B, "15"),
     edge(RUN, "tested_by", "py:shop:tests/test_cart.py::test_total", "9"),  # lines in the test's file
-    *(calls(f"py:shop:shop/many.py::user_{i:02d}", "py:shop:shop/tax.py::rate", str(5 * i + 2)) for i in range(FANOUT)),
+    *(
+        calls(f"py:shop:shop/many.py::user_{i:02d}", "py:shop:shop/tax.py::rate", str(5 * i + 2))
+        for i in range(FANOUT)
+    ),
 ]
 
 

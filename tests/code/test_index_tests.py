@@ -16,22 +16,26 @@ SCOPE = Scope("tests-map", "default")
 FILES = {
     "shop/__init__.py": "",
     "shop/cart.py": (
-        "class Cart:\n    def add(self, item):\n        return item\n\n    def total(self):\n        return 0\n\n\n"
+        "class Cart:\n    def add(self, item):\n        return item\n\n    def total(self):\n"
+        "        return 0\n\n\n"
         "def price(item):\n    return 1\n\n\ndef discount(item):\n    return 0\n"
     ),
     "shop/tests/__init__.py": "",
     "shop/tests/test_inside.py": "from shop.cart import price\n\n\ndef test_price():\n    assert price(1)\n",
     "tests/conftest.py": (
-        "import pytest\n\nfrom shop.cart import Cart\n\n\n@pytest.fixture\ndef cart():\n    return Cart()\n\n\n"
+        "import pytest\n\nfrom shop.cart import Cart\n\n\n@pytest.fixture\ndef cart():\n    return Cart()\n"
+        "\n\n"
         '@pytest.fixture(name="full_cart")\ndef _full(cart):\n    cart.add(1)\n    return cart\n'
     ),
     "tests/unit/conftest.py": (
-        "import pytest\n\nfrom shop.cart import discount\n\n\n@pytest.fixture\ndef cart():\n    return discount(1)\n"
+        "import pytest\n\nfrom shop.cart import discount\n\n\n@pytest.fixture\ndef cart():\n"
+        "    return discount(1)\n"
     ),
     "tests/test_cart.py": (
         "import unittest\n\nimport pytest\n\nfrom shop.cart import Cart, discount, price\n\n\n"
         "def test_full(full_cart):\n    assert full_cart\n\n\n"
-        "@pytest.mark.parametrize('fn', [price, discount])\ndef test_each(fn):\n    assert fn(1) is not None\n\n\n"
+        "@pytest.mark.parametrize('fn', [price, discount])\ndef test_each(fn):\n"
+        "    assert fn(1) is not None\n\n\n"
         "class TestCart(unittest.TestCase):\n    def setUp(self):\n        self.cart = Cart()\n\n"
         "    def test_total(self):\n        self.assertEqual(self.cart.total(), Cart().total())\n\n"
         "    def helper(self):\n        return price(2)\n"
@@ -105,7 +109,10 @@ def test_an_edited_conftest_moves_the_tests_it_serves(repo):
     write_repo(
         root,
         {
-            "tests/unit/conftest.py": "import pytest\n\nfrom shop.cart import price\n\n\n@pytest.fixture\ndef cart():\n    return price(1)\n"
+            "tests/unit/conftest.py": (
+                "import pytest\n\nfrom shop.cart import price\n\n\n@pytest.fixture\ndef cart():\n"
+                "    return price(1)\n"
+            )
         },
     )
     report = service.index_repository(SCOPE, root)

@@ -162,7 +162,8 @@ def test_a_decorated_definition_spans_its_decorators_and_keeps_its_def_line(type
     assert callers(service, SCOPE, "app.models.cached_total") == {"app.uses.decorated_call"}
     diff = (
         "--- a/app/models.py\n+++ b/app/models.py\n"
-        f"@@ -{first + 1} +{first + 1} @@\n-@functools.lru_cache(maxsize=None)\n+@functools.lru_cache(maxsize=8)\n"
+        f"@@ -{first + 1} +{first + 1} @@\n-@functools.lru_cache(maxsize=None)\n"
+        f"+@functools.lru_cache(maxsize=8)\n"
     )
     impact = service.impact(SCOPE, diff=diff)
     assert [a["name"] for a in impact["affected"]] == ["app.models.cached_total"]
@@ -177,11 +178,20 @@ def test_a_decorated_definition_spans_its_decorators_and_keeps_its_def_line(type
 SRC = {
     "pyproject.toml": '[project]\nname = "toolkit"\n\n[tool.setuptools.packages.find]\nwhere = ["src"]\n',
     "src/toolkit/__init__.py": '"""Toolkit."""\nfrom toolkit.utils import echo\n',
-    "src/toolkit/utils.py": 'def echo(message):\n    """Print a message and a newline\n    to the terminal."""\n    return message\n',
+    "src/toolkit/utils.py": (
+        'def echo(message):\n    """Print a message and a newline\n    to the terminal."""\n'
+        "    return message\n"
+    ),
     "src/toolkit/cli.py": "from . import utils\n\n\ndef main():\n    utils.echo('hi')\n",
-    "tests/conftest.py": "import pytest\n\nfrom toolkit import echo\n\n\n@pytest.fixture\ndef said():\n    return echo('x')\n",
+    "tests/conftest.py": (
+        "import pytest\n\nfrom toolkit import echo\n\n\n@pytest.fixture\ndef said():\n    return echo('x')\n"
+    ),
     "tests/helpers.py": "import toolkit\n\n\ndef shout(m):\n    return toolkit.echo(m.upper())\n",
-    "tests/test_utils.py": "from helpers import shout\n\nfrom toolkit.utils import echo\n\n\ndef test_echo():\n    assert echo('a')\n\n\ndef test_shout():\n    assert shout('a')\n\n\ndef test_fixture(said):\n    assert said\n",
+    "tests/test_utils.py": (
+        "from helpers import shout\n\nfrom toolkit.utils import echo\n\n\ndef test_echo():\n"
+        "    assert echo('a')\n\n\ndef test_shout():\n    assert shout('a')\n\n\ndef test_fixture(said):\n"
+        "    assert said\n"
+    ),
     "examples/demo/demo.py": "import toolkit\n\n\ndef run():\n    toolkit.echo('demo')\n",
     "docs/usage.md": "# Usage\n\nCall `toolkit.utils.echo` to print.\n",
 }

@@ -26,8 +26,13 @@ PKG = {"src/pkg/__init__.py": "", "src/pkg/mod.py": "", "tests/test_mod.py": "",
     [
         {"pyproject.toml": '[tool.setuptools.packages.find]\nwhere = ["src"]\n'},
         {"pyproject.toml": '[tool.setuptools]\npackage-dir = {"" = "src"}\n'},
-        {"setup.cfg": "[options]\npackage_dir =\n    =src\npackages = find:\n\n[options.packages.find]\nwhere = src\n"},
-        {"setup.py": "from setuptools import setup, find_packages\nsetup(package_dir={'': 'src'}, packages=find_packages('src'))\n"},
+        {"setup.cfg": (
+            "[options]\npackage_dir =\n    =src\npackages = find:\n\n[options.packages.find]\nwhere = src\n"
+        )},
+        {"setup.py": (
+            "from setuptools import setup, find_packages\n"
+            "setup(package_dir={'': 'src'}, packages=find_packages('src'))\n"
+        )},
         {"pyproject.toml": '[tool.poetry]\nname = "x"\npackages = [{include = "pkg", from = "src"}]\n'},
         {"pyproject.toml": '[tool.hatch.build.targets.wheel]\npackages = ["src/pkg"]\n'},
         {"pyproject.toml": '[tool.hatch.build.targets.wheel]\nsources = ["src"]\n'},
@@ -72,7 +77,10 @@ def test_a_monorepo_has_one_root_per_project_and_namespace_packages_span_them():
         "api/pyproject.toml": '[tool.hatch.build.targets.wheel]\npackages = ["src/acme"]\n',
         "api/src/acme/api/__init__.py": "",
         "api/tests/test_api.py": "",
-        "sdk/setup.cfg": "[options]\npackages = find_namespace:\npackage_dir =\n    =src\n\n[options.packages.find]\nwhere = src\n",
+        "sdk/setup.cfg": (
+            "[options]\npackages = find_namespace:\npackage_dir =\n    =src\n\n[options.packages.find]\n"
+            "where = src\n"
+        ),
         "sdk/src/acme/sdk/trace.py": "",
         "libs/flat/pyproject.toml": '[project]\nname = "flatlib"\n',
         "libs/flat/flatlib/__init__.py": "",

@@ -78,11 +78,19 @@ def by_name(entries):
 
 def test_callers_and_callees_carry_file_and_line(indexed):
     callers = by_name(indexed.callers(REPO, "pkg.core.compute")["callers"])
-    assert callers["pkg.core.Engine.run"] == {"name": "pkg.core.Engine.run", "at": "pkg/core.py:20-22", "lines": [22]}
+    assert callers["pkg.core.Engine.run"] == {
+        "name": "pkg.core.Engine.run",
+        "at": "pkg/core.py:20-22",
+        "lines": [22],
+    }
     assert callers["tests.test_core.test_compute"]["lines"] == [5]
     assert callers["tests.test_core.test_compute"]["test"] is True
     callees = by_name(indexed.callees(REPO, "pkg.core.compute")["callees"])
-    assert callees["pkg.core.helper"] == {"name": "pkg.core.helper", "at": "pkg/core.py:4-6", "lines": [13, 14]}
+    assert callees["pkg.core.helper"] == {
+        "name": "pkg.core.helper",
+        "at": "pkg/core.py:4-6",
+        "lines": [13, 14],
+    }
     deep = by_name(indexed.callers(REPO, "pkg/core.py::helper", depth=2)["callers"])
     assert (deep["pkg.core.Engine.run"]["depth"], deep["pkg.core.Engine.run"]["via"]) == (
         2,

@@ -28,13 +28,21 @@ SCOPE = Scope("repos", "default")
 LIB = {
     "pyproject.toml": '[project]\nname = "shared-lib"\n\n[tool.setuptools.packages.find]\nwhere = ["src"]\n',
     "src/sharedlib/__init__.py": '"""Shared."""\nfrom sharedlib.text import slug\n',
-    "src/sharedlib/text.py": '"""Text helpers."""\n\n\ndef slug(s):\n    """A slug."""\n    return clean(s).lower()\n\n\ndef clean(s):\n    return s.strip()\n',
-    "tests/test_text.py": "from sharedlib.text import slug\n\n\ndef test_slug():\n    assert slug(' A ') == 'a'\n",
+    "src/sharedlib/text.py": (
+        '"""Text helpers."""\n\n\ndef slug(s):\n    """A slug."""\n    return clean(s).lower()\n\n\n'
+        "def clean(s):\n    return s.strip()\n"
+    ),
+    "tests/test_text.py": (
+        "from sharedlib.text import slug\n\n\ndef test_slug():\n    assert slug(' A ') == 'a'\n"
+    ),
 }
 SVC = {
     "setup.cfg": "[metadata]\nname = billing\n\n[options]\npackages = find:\n",
     "billing/__init__.py": "",
-    "billing/api.py": "import sharedlib\nfrom sharedlib.text import clean\n\n\ndef handle(s):\n    return sharedlib.slug(s) + clean(s)\n",
+    "billing/api.py": (
+        "import sharedlib\nfrom sharedlib.text import clean\n\n\ndef handle(s):\n"
+        "    return sharedlib.slug(s) + clean(s)\n"
+    ),
     # the same paths and names as the library's: ids never collide
     "tests/test_text.py": "from billing.api import handle\n\n\ndef test_slug():\n    assert handle('x')\n",
 }
@@ -54,7 +62,7 @@ def two(service, tmp_path: Path):
 
 
 def test_each_repository_is_named_and_a_second_one_leaves_the_first_alone(two):
-    service, lib, svc, first, second = two
+    service, _lib, _svc, first, second = two
     assert (first.repo, second.repo) == ("shared-lib", "billing")  # declared project names
     assert first.roots == ["src(sharedlib)"] and second.files_deleted == 0
     assert {r["repo"] for r in service.repositories(SCOPE)} == {"shared-lib", "billing"}
@@ -95,7 +103,10 @@ def test_an_edit_that_recreates_a_callee_keeps_the_other_repositorys_edges(two):
     write_repo(
         lib,
         {
-            "src/sharedlib/text.py": '"""Text helpers."""\n\n\ndef slug(s):\n    """A slug."""\n    return s.lower()\n\n\ndef clean(s):\n    return s.strip()\n'
+            "src/sharedlib/text.py": (
+                '"""Text helpers."""\n\n\ndef slug(s):\n    """A slug."""\n    return s.lower()\n\n\n'
+                "def clean(s):\n    return s.strip()\n"
+            )
         },
     )
     report = service.index_repository(SCOPE, lib)
@@ -106,7 +117,7 @@ def test_an_edit_that_recreates_a_callee_keeps_the_other_repositorys_edges(two):
 
 
 def test_deleting_a_file_or_removing_a_repository_leaves_nothing_of_it(two):
-    service, lib, svc, *_ = two
+    service, lib, _svc, *_ = two
     write_repo(lib, {"src/sharedlib/text.py": None})
     service.index_repository(SCOPE, lib)
     assert not [i for i in repo_ids(service, "shared-lib") if "sharedlib/text.py" in i]

@@ -69,7 +69,9 @@ def code_data(mark: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         if not e["id"].startswith("py:shop:shop/many.py")
     ]
     facts = [
-        {**f, "source": mark} for f in ops_graph.FACTS if not f["subject_id"].startswith("py:shop:shop/many.py")
+        {**f, "source": mark}
+        for f in ops_graph.FACTS
+        if not f["subject_id"].startswith("py:shop:shop/many.py")
     ]
     return entities, facts
 
