@@ -16,6 +16,7 @@ from rich.text import Text
 
 from graphctx import bounds
 from graphctx.cli import Ids, JsonFlag, Tokens, _fail, answer, app, render
+from graphctx.code.ops import DEFAULT_LIMIT
 from graphctx.errors import BoundExceeded, GraphctxError, InputError
 
 Graph = Annotated[
@@ -48,7 +49,7 @@ def search(
 def symbol(
     ctx: typer.Context,
     name: Name,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
     graph: Graph = None,
     max_tokens: Tokens = None,
     ids: Ids = False,
@@ -63,7 +64,7 @@ def callers(
     ctx: typer.Context,
     name: Name,
     depth: Depth = 1,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
     graph: Graph = None,
     max_tokens: Tokens = None,
     ids: Ids = False,
@@ -88,7 +89,7 @@ def callees(
     ctx: typer.Context,
     name: Name,
     depth: Depth = 1,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
     graph: Graph = None,
     max_tokens: Tokens = None,
     ids: Ids = False,
@@ -116,7 +117,7 @@ def impact(
         Path | None, typer.Option("--diff", help="A unified diff to read changed lines from ('-' = stdin).")
     ] = None,
     depth: Depth = 1,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
     graph: Graph = None,
     repo: Annotated[
         str | None,

@@ -48,8 +48,9 @@ CODE_TYPES = frozenset(k.value for k in NodeKind)
 CALLS, TESTED_BY, IMPORTS = EdgeKind.CALLS.value, EdgeKind.TESTED_BY.value, EdgeKind.IMPORTS.value
 CONTAINS = EdgeKind.CONTAINS.value
 FILE_TYPES = frozenset({NodeKind.MODULE.value, NodeKind.DOCUMENT.value, NodeKind.REPOSITORY.value})
-DEFAULT_LIMIT = 20
-"""Entries per direction unless asked; the traversal template caps it at bounds.PER_DIRECTION_LIMIT."""
+DEFAULT_LIMIT = bounds.PER_DIRECTION_LIMIT
+"""Entries per direction unless asked: the traversal template's cap (an entry is a name, a location
+and call lines, so 50 of them cost about 1,000 tokens)."""
 ROOTS_PER_CALL = 8
 """Roots per traversal in impact: a template call's node limit is shared by all of its roots."""
 SUMMARY_CHARS = 160

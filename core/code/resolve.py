@@ -124,7 +124,9 @@ class Resolver:
             return self._imported(paths, depth + 1)
         if name in top.locals:
             binding = top.single(name)
-            return self._bound(binding, module, depth + 1) if binding is not None else None
+            if binding is None or self._star_may_bind(info, name):
+                return None  # a star import may bind it too (e.g. `fspath = _fspath` only if absent)
+            return self._bound(binding, module, depth + 1)
         hits: set[Found] = set()
         for star in info.stars:
             source = self.modules.get(star)
@@ -142,6 +144,20 @@ class Resolver:
             if hit is not None:
                 hits.add(hit)
         return hits.pop() if len(hits) == 1 else None
+
+    def _star_may_bind(self, info: Module, name: str) -> bool:
+        """Whether one of the module's star imports can bind `name` (a source we cannot read can)."""
+        for star in info.stars:
+            self.consulted.add(star)
+            source = self.modules.get(star)
+            if source is None:
+                return True
+            exported = source.all_names
+            visible = name in exported if exported is not None else not name.startswith("_")
+            top = source.top
+            if visible and (name in top.defs or name in top.imports or name in top.locals or source.stars):
+                return True
+        return False
 
     def member(self, target: Target, attr: str, depth: int = 0) -> Found:
         if depth > MAX_DEPTH:

@@ -221,3 +221,17 @@ def test_a_src_layout_is_named_by_import_names_and_its_tests_and_examples_link_i
     assert env["counts"] == {"callers": 5, "callees": 0, "tests": 2}
     section = service.neighbourhood(SCOPE, "md:toolkit:docs/usage.md#usage", edge_types=["mentions"])
     assert [n["qualified_name"] for n in section["nodes"]] == ["toolkit.utils.echo"]
+
+
+def test_a_module_name_a_star_import_may_bind_is_not_followed(service, tmp_path: Path):
+    files = {
+        "compat.py": (
+            "from _speedups import *  # a C module the index cannot read\n\n\n"
+            "def _slow(x):\n    return x\n\n\n"
+            "if 'fast' not in globals():\n    fast = _slow\n"
+        ),
+        "plain.py": "def _slow(x):\n    return x\n\n\nfast = _slow\n",
+        "user.py": "import compat\nimport plain\n\n\ndef go():\n    return compat.fast(1), plain.fast(2)\n",
+    }
+    service.index_repository(SCOPE, write_repo(tmp_path / "repo", files))
+    assert callees(service, SCOPE, "user.go") == {"plain._slow"}  # compat.fast may be _speedups'

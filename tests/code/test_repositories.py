@@ -229,3 +229,21 @@ def test_the_cli_lists_reindexes_by_name_and_removes(tmp_path: Path):
     assert gone.exit_code == 0 and json.loads(gone.stdout)["entities_deleted"] > 0
     assert runner.invoke(app, [*base, "index", "--repo", "shared-lib"], env=env).exit_code == 3
     assert runner.invoke(app, [*base, "index"], env=env).exit_code == 64
+
+
+def test_a_rename_in_one_repository_leaves_nothing_stale_in_either(two):
+    service, lib, svc, *_ = two
+    text = LIB["src/sharedlib/text.py"].replace("def clean(", "def tidy(").replace("clean(s)", "tidy(s)")
+    write_repo(lib, {"src/sharedlib/text.py": text})
+    report = service.index_repository(SCOPE, lib)
+    assert report.dependents == {"billing": 1}  # billing imports the changed module: re-resolved
+    held = graph_hashes(service, SCOPE)
+    assert "py:shared-lib:src/sharedlib/text.py::clean" not in held
+    assert "py:shared-lib:src/sharedlib/text.py::tidy" in held
+    assert not [i for i in lexical_ids(service, SCOPE, "clean") if i.endswith("::clean")]
+    # billing still calls `clean`, which the library no longer has: no edge, nothing guessed
+    assert callees(service, SCOPE, "billing.api.handle") == {"sharedlib.text.slug"}
+    assert callees(service, SCOPE, "sharedlib.text.slug") == {"sharedlib.text.tidy"}
+    again = service.index_repository(SCOPE, svc)
+    assert (again.entities_written, again.facts_written) == (0, 0)
+    assert_indexes_match_graph(service, SCOPE)

@@ -11,7 +11,10 @@ from graphctx.code.summary import SUMMARY_CHARS, first_line
 @pytest.mark.parametrize(
     ("docstring", "summary"),
     [
-        ("Print a message\nand a newline to stdout.\n\nMore text.", "Print a message and a newline to stdout."),
+        (
+            "Print a message\nand a newline to stdout.\n\nMore text.",
+            "Print a message and a newline to stdout.",
+        ),
         ("Help with x. More text here.", "Help with x."),
         ("Return the value, e.g. the total. Then more.", "Return the value, e.g. the total."),
         ("Written by J. Smith for us. More.", "Written by J. Smith for us."),
