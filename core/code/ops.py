@@ -139,9 +139,6 @@ class Related:
         found = self.nodes.get(entity_id)
         return found[0] if found else None
 
-    def nodes_at(self, depth: int) -> list[Entity]:
-        return [e for e, d in self.nodes.values() if d == depth]
-
 
 class CodeOps:
     """The code operations over one set of stores (the ContextService's), its read trunk and clock."""
@@ -217,7 +214,7 @@ class CodeOps:
             "callees": self._walk(scope, isolation, [subject], (CALLS,), "out", 1, limit),
             "tests": _without(tests, callers.nodes),
         }
-        marked = set(tests.nodes) | self._tests_among(scope, isolation, callers.nodes_at(1))
+        marked = self._tests_of(scope, isolation, callers, tests)
         envelope, budget = self._envelope("symbol", scope, max_tokens, bounds.DEFAULT_CODE_TOKENS, isolation)
         envelope["subject"] = self._subject(scope, isolation, subject, include_ids)
         budget.require_fit(f"the subject {subject.display_name()!r}")
@@ -245,8 +242,10 @@ class CodeOps:
         depth = bounds.clamp(depth, 1, bounds.MAX_HOPS)
         limit = _limit(limit)
         rel = self._walk(scope, isolation, [subject], (CALLS,), direction, depth, limit)
-        callers = [e for e, _ in rel.nodes.values()]
-        tests = self._tests_among(scope, isolation, callers) if direction == "in" else set()
+        tests: set[str] = set()
+        if direction == "in":
+            tested = self._walk(scope, isolation, [subject], (TESTED_BY,), "out", 1, limit)
+            tests = self._tests_of(scope, isolation, rel, tested)
         envelope, budget = self._envelope(key, scope, max_tokens, bounds.DEFAULT_CODE_TOKENS, isolation)
         envelope["subject"] = self._subject(scope, isolation, subject, include_ids)
         envelope["depth"] = depth
@@ -468,6 +467,13 @@ class CodeOps:
                     seen.add(edge.id)
                     rel.edges.append(edge)
         return rel
+
+    def _tests_of(self, scope: Scope, isolation: Isolation, callers: Related, tested: Related) -> set[str]:
+        """Which callers are tests: the subject's tests (a test that calls it is one), and, for the
+        callers that walk could not vouch for (farther callers, or tests cut by the limit), a read."""
+        known = set(tested.nodes)
+        unsure = [e for e, d in callers.nodes.values() if e.id not in known and (d > 1 or tested.cut)]
+        return known | (self._tests_among(scope, isolation, unsure) if unsure else set())
 
     def _tests_among(self, scope: Scope, isolation: Isolation, entities: Sequence[Entity]) -> set[str]:
         """Which of these entities are tests: those something is `tested_by` (one edge suffices)."""
