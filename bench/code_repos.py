@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -161,15 +162,17 @@ def index(store: Path, tree: Path, repo: str) -> dict[str, Any]:
     }
 
 
-def call_edges(service: ContextService, repo: str) -> set[tuple[str, str]]:
-    """Every `calls` edge of the repository as (caller, callee) qualified names."""
+def call_edges(service: ContextService, repo: str) -> dict[tuple[str, str], tuple[str, int]]:
+    """Every `calls` edge of the repository: (caller, callee) qualified names -> (file, first call line)."""
     graph = service.stores.graph
     owned = [h.id for prefix in ids.prefixes(repo) for h in stored_hashes(graph, SCOPE, prefix)]
     names: dict[str, str] = {}
+    paths: dict[str, str] = {}
     for chunk in batches(owned, 1000):
         for e in graph.run(ENTITY_GET, SCOPE, EntityGetParams(ids=tuple(chunk))).entities:
             names[e.id] = e.qualified_name or e.name
-    found: set[tuple[str, str]] = set()
+            paths[e.id] = e.path or ""
+    found: dict[tuple[str, str], tuple[str, int]] = {}
     groups = [list(c) for c in batches([i for i in owned if i.startswith("py:")], 8)]
     while groups:
         roots = groups.pop()
@@ -180,8 +183,34 @@ def call_edges(service: ContextService, repo: str) -> set[tuple[str, str]]:
             continue
         for f in got.facts:
             if f.object_id in names:
-                found.add((names[f.subject_id], names[f.object_id]))
+                line = int((f.value or "0").split(",")[0] or 0)
+                found[(names[f.subject_id], names[f.object_id])] = (paths.get(f.subject_id, ""), line)
     return found
+
+
+EXTRA_KINDS = (
+    (re.compile(r"\bsuper\(\)\."), "`super()` calls"),
+    (re.compile(r"\b(self|cls)\.\w+\s*\("), "`self`/`cls` methods found through bases in other modules"),
+    (re.compile(r"\)\s*\.\s*\w+\s*\("), "calls on a call's result (`Foo().bar()`, declared return types)"),
+)
+OTHER_KIND = "names bound once to an instance (annotations, `x = Foo()`, declared returns) or an alias"
+
+
+def extra_kinds(tree: Path, ours: dict[tuple[str, str], tuple[str, int]], gt: GroundTruth) -> dict[str, int]:
+    """What the edges graphctx resolves beyond the ground truth are, by the shape of the call line."""
+    truth = {(e["caller"], e["callee"]) for e in gt.edges}
+    lines: dict[str, list[str]] = {}
+    kinds: dict[str, int] = {}
+    for edge, (path, line) in ours.items():
+        if edge in truth:
+            continue
+        if path not in lines:
+            source = tree / path
+            lines[path] = source.read_text(errors="replace").splitlines() if source.is_file() else []
+        text = lines[path][line - 1] if 0 < line <= len(lines[path]) else ""
+        kind = next((k for pattern, k in EXTRA_KINDS if pattern.search(text)), OTHER_KIND)
+        kinds[kind] = kinds.get(kind, 0) + 1
+    return kinds
 
 
 @dataclass
@@ -206,7 +235,7 @@ def _is_test_or_example(rel: str) -> bool:
     )
 
 
-def edge_score(ours: set[tuple[str, str]], gt: GroundTruth) -> EdgeScore:
+def edge_score(ours: dict[tuple[str, str], tuple[str, int]], gt: GroundTruth) -> EdgeScore:
     truth = {(e["caller"], e["callee"]) for e in gt.edges}
     rooted = {q for q, d in gt.defs.items() if not _is_test_or_example(d["file"])}
     from_tests = {
@@ -214,7 +243,8 @@ def edge_score(ours: set[tuple[str, str]], gt: GroundTruth) -> EdgeScore:
         for e in gt.edges
         if _is_test_or_example(e["file"]) and e["callee"] in rooted
     }
-    return EdgeScore(len(ours & truth), len(truth), len(ours), len(ours & from_tests), len(from_tests))
+    mine = set(ours)
+    return EdgeScore(len(mine & truth), len(truth), len(mine), len(mine & from_tests), len(from_tests))
 
 
 # -- one repository -----------------------------------------------------------------------------
@@ -236,6 +266,7 @@ class Result:
     graphify: list[tuple[Answer, Any]] = field(default_factory=list)
     graphify_build: gfy.Build | None = None
     flat: dict[str, Any] | None = None
+    extras: dict[str, int] = field(default_factory=dict)
 
 
 def run_repo(spec: Spec, data: Path, args: argparse.Namespace) -> Result:
@@ -257,6 +288,7 @@ def run_repo(spec: Spec, data: Path, args: argparse.Namespace) -> Result:
     result = Result(
         spec, tree, len(view.to_repo) + len(view.collisions), [r.directory or "." for r in roots],
         info["report"]["roots"], view.collisions, info, edge_score(ours, gt), rows, line, graded,
+        extras=extra_kinds(tree, ours, gt),
     )  # fmt: skip
     if spec.compare_flat:
         result.flat = flat_run(spec, view, gt, rows, data, args)
@@ -390,6 +422,9 @@ def notes_of(r: Result) -> list[str]:
     if r.spec.notes:
         roots = ", ".join(r.gt_roots[:6]) + (" …" if len(r.gt_roots) > 6 else "")
         notes.append(f"{r.spec.name}: {r.spec.notes}; ground-truth roots: {roots}.")
+    if r.extras:
+        kinds = "; ".join(f"{k}: {n:,}" for k, n in sorted(r.extras.items(), key=lambda kv: -kv[1]))
+        notes.append(f"{r.spec.name}: edges beyond the ground truth, by the shape of the call line: {kinds}.")
     rep = r.index["report"]
     notes.append(
         f"{r.spec.name}: graphctx index summary: {rep['modules']} modules, {rep['symbols']} symbols, calls "
