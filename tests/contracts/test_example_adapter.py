@@ -58,10 +58,10 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Report:
     return Report(run.code, outcomes, skips, run.console)
 
 
+NOT_DURABLE = "adapter does not declare capability durable and provides no `reopen_graph_store` hook"
 EXPECTED_SKIPS = {
-    ("TestDictGraph", "test_close_then_reopen_keeps_data"): (
-        "adapter does not declare capability durable and provides no `reopen_graph_store` hook"
-    ),
+    ("TestDictGraph", "test_close_then_reopen_keeps_data"): NOT_DURABLE,
+    ("TestDictGraph", "test_close_then_reopen_keeps_every_kind_of_write"): NOT_DURABLE,
 }
 """The only skips the example may have, with their reasons: the store is in memory (durable=False)."""
 

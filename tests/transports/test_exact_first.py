@@ -70,7 +70,7 @@ CODE_DECOYS = [
 CASES: list[tuple[str, str, str, str]] = [
     ("search", "shop.cart.Cart.total", "shop.cart.Cart.total", "qualified_name"),
     ("search", "shop/cart.py::Cart.total", "shop.cart.Cart.total", "alias"),
-    ("search", "py:shop/cart.py::Cart.total", "shop.cart.Cart.total", "id"),
+    ("search", "py:shop:shop/cart.py::Cart.total", "shop.cart.Cart.total", "id"),
     ("recall", "PAY-502-UPSTREAM", "payment-gateway", "alias"),
     ("recall", "svc-pay", "payment-gateway", "id"),
 ]

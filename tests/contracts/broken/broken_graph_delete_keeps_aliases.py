@@ -44,7 +44,7 @@ class KeepsAliases(SqliteGraphStore):
         real = super().handlers()
 
         def upsert(scope: Any, p: t.EntityUpsertParams) -> Any:
-            conn, key = self._open(), tuple(scope.as_dict().values())
+            conn, key = self._current(), tuple(scope.as_dict().values())
             new = [e for e in p.entities if conn.execute(_EXISTS, (*key, e.id)).fetchone() is None]
             replaced = [e for e in p.entities if e not in new]
             result = real[t.ENTITY_UPSERT.name](scope, p.model_copy(update={"entities": tuple(replaced)}))

@@ -34,7 +34,7 @@ class RevivesAliases(SqliteGraphStore):
 
     def ensure_schema(self) -> None:
         super().ensure_schema()
-        conn = self._open()
+        conn = self._writer()
         conn.execute(_LOG)
         conn.execute(_REBUILD)  # the bug: the log never forgets an alias
 
@@ -44,7 +44,7 @@ class RevivesAliases(SqliteGraphStore):
         def upsert(scope: Scope, p: t.EntityUpsertParams) -> Any:
             result = real[t.ENTITY_UPSERT.name](scope, p)
             rows = [(*scope.as_dict().values(), a.casefold(), e.id) for e in p.entities for a in e.aliases]
-            self._open().executemany(_APPEND, rows)
+            self._current().executemany(_APPEND, rows)
             return result
 
         return {**real, t.ENTITY_UPSERT.name: upsert}
