@@ -5,6 +5,11 @@ directory is a clear error naming the path and where it came from) and work besi
 process at a time writes: it holds an exclusive lock on `<dir>/writer.lock` (which names its pid)
 for as long as its stores are open, so a second writer gets `DataDirLocked` instead of a backend's
 lock message. A directory this process cannot write serves reads and refuses writes (`ReadOnly`).
+
+Private by default: every tenant's memory and the key hashes live here, so the directory and its
+store directories are created 0700, and a writer takes group and other permissions off what it
+owns in the directory when it opens it (the CLI also runs under umask 077, so every file it creates
+is 0600). `exposed` names what other local users could still read, for `status` and `serve`.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal
@@ -21,12 +27,67 @@ from graphctx.settings import Settings, default_data_dir
 
 Mode = Literal["read", "write"]
 LOCK_FILE = "writer.lock"
+PRIVATE_UMASK = 0o077
+"""The CLI's umask: files it creates are 0600 and directories 0700, whatever the caller's umask."""
+_OTHERS = stat.S_IRWXG | stat.S_IRWXO
 
 
 def ensure_dir(path: Path) -> Path:
-    """Create a directory (and its parents) for the stores; every store directory is made here."""
-    path.mkdir(parents=True, exist_ok=True)
+    """Create a directory (and its parents) for the stores; every store directory is made here,
+    0700 (an existing one keeps its mode: a writer's `make_private` tightens the data directory)."""
+    if not path.is_dir():
+        path.mkdir(parents=True, exist_ok=True)
+        path.chmod(0o700)
     return path
+
+
+def make_private(root: Path) -> int:
+    """Take group and other permissions off the directory and everything in it this process owns
+    (files 0600-or-less, directories 0700-or-less); the number of entries changed."""
+    changed = 0
+    uid = os.getuid()
+    for entry in [root, *root.rglob("*")]:
+        try:
+            info = entry.lstat()
+        except OSError:
+            continue  # removed meanwhile (a store compacting)
+        if stat.S_ISLNK(info.st_mode) or info.st_uid != uid or not info.st_mode & _OTHERS:
+            continue
+        with contextlib.suppress(OSError):
+            entry.chmod(stat.S_IMODE(info.st_mode) & ~_OTHERS)
+            changed += 1
+    return changed
+
+
+def exposed(root: Path, limit: int = 20) -> list[str]:
+    """What in the data directory other local users may read or write (the directory itself as
+    ".", the rest relative to it), at most `limit` names; empty when it is private."""
+    try:
+        if not root.stat().st_mode & _OTHERS:
+            return []  # nobody else can enter it: what is inside is private whatever its mode
+    except OSError:
+        return []
+    found = ["."]
+    for entry in root.rglob("*"):
+        if len(found) >= limit:
+            break
+        with contextlib.suppress(OSError):
+            info = entry.lstat()
+            if not stat.S_ISLNK(info.st_mode) and info.st_mode & (stat.S_IRGRP | stat.S_IROTH):
+                found.append(str(entry.relative_to(root)))
+    return found
+
+
+def exposure_warning(root: Path) -> str | None:
+    """The warning `status` and `serve` print for a data directory others can read, with the fix."""
+    names = exposed(root)
+    if not names:
+        return None
+    shown = ", ".join(names[:6]) + (", ..." if len(names) > 6 else "")
+    return (
+        f"WARNING: the data directory {root} is readable by other local users ({shown}): it holds "
+        f"every tenant's memory and the API key hashes. Fix: chmod -R go-rwx '{root}'"
+    )
 
 
 def source_of(settings: Settings) -> str:
@@ -50,6 +111,7 @@ class DataDirHandle:
     def release(self) -> None:
         lock, self._lock = self._lock, None
         if lock is not None:
+            make_private(self.path)  # what the stores created meanwhile, under the caller's umask
             with contextlib.suppress(OSError):
                 lock.truncate(0)
             lock.close()  # closing the descriptor releases the flock
@@ -107,6 +169,7 @@ def open_data_dir(settings: Settings, mode: Mode) -> DataDirHandle:
     lock.truncate(0)
     lock.write(f"{os.getpid()}\n")
     lock.flush()
+    make_private(path)
     return DataDirHandle(path, "write", lock)
 
 

@@ -17,7 +17,7 @@ from graphctx.clock import Clock, iso, utc_now
 from graphctx.code.indexer import Indexer, IndexProgress, IndexReport, check_excludes, check_roots
 from graphctx.code.ops import DEFAULT_LIMIT, CodeOps
 from graphctx.code.repos import list_repositories
-from graphctx.datadir import Mode, writer_pid
+from graphctx.datadir import Mode, exposed, writer_pid
 from graphctx.envelope import Budget, Option, open_envelope
 from graphctx.errors import BackendUnavailable, ReadOnly, WriteIncomplete, from_validation
 from graphctx.kernel.reads import batches, facts_of
@@ -536,6 +536,8 @@ class ContextService:
             "data_dir": str(self.settings.data_dir),
             "mode": self.stores.mode,
             "writer_pid": writer_pid(self.settings.data_dir) if self.stores.data_dir else None,
+            # what other local users could read there (relative names; empty when private)
+            "exposed": exposed(self.settings.data_dir) if self.stores.data_dir else [],
             "as_of": iso(self.clock()),
         }
 

@@ -22,7 +22,7 @@ from graphctx import registry
 from graphctx.api import OPERATIONS, parse_request
 from graphctx.auth import Principal
 from graphctx.cli import render
-from graphctx.datadir import Mode
+from graphctx.datadir import PRIVATE_UMASK, Mode, exposure_warning
 from graphctx.envelope import dumps
 from graphctx.errors import AmbiguousName, GraphctxError, InputError, NotFound
 from graphctx.kernel.ports import KeyStore
@@ -73,6 +73,8 @@ def _root(
     tenant: Annotated[str | None, typer.Option(help="Tenant [env GRAPHCTX_TENANT_ID].")] = None,
     namespace: Annotated[str | None, typer.Option(help="Namespace [env GRAPHCTX_NAMESPACE].")] = None,
 ) -> None:
+    # every file this process creates is private (0600, directories 0700), whatever the caller's umask
+    os.umask(PRIVATE_UMASK)
     ctx.obj = Context(data_dir, tenant, namespace)
 
 
@@ -320,6 +322,9 @@ def status(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     """What the scope holds and how the stores are doing (pending work, who writes the directory)."""
     with _service(ctx, as_json, mode="read") as (service, scope):
         report = service.status(scope)
+        warning = exposure_warning(service.settings.data_dir) if report["exposed"] else None
+    if warning:
+        err.print(warning, style="bold red", markup=False, highlight=False)
     _emit(as_json, report, lambda: render.report(out, "status", _flat(report)))
 
 
@@ -432,6 +437,7 @@ def serve(
         except OSError as exc:
             _fail(GraphctxError(f"{exc.strerror or exc}: {exc.filename or ''}".strip()), False)
         app_ = server.build_app(service, keys, settings)
+        _warn_exposed(settings.data_dir)
         err.print(
             f"graphctx: serving HTTP on http://{settings.http_host}:{settings.http_port}/v1 and MCP on "
             f"{server.MCP_PATH} (data: {settings.data_dir}; graph {settings.graph_backend}, vectors "
@@ -441,6 +447,12 @@ def serve(
         )
         server.serve(app_, settings, log_level=log_level)
     err.print("graphctx: stopped", markup=False, highlight=False)
+
+
+def _warn_exposed(data_dir: Path) -> None:
+    warning = exposure_warning(data_dir)
+    if warning:
+        err.print(warning, style="bold red", markup=False, highlight=False)
 
 
 def _cores() -> int:

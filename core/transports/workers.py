@@ -34,6 +34,7 @@ from multiprocessing.connection import Client, Connection, Listener
 from pathlib import Path
 from typing import Any
 
+from graphctx.datadir import exposure_warning
 from graphctx.errors import BackendUnavailable, GraphctxError, InputError, from_dict
 from graphctx.kernel.ports import KeyStore
 from graphctx.kernel.stores import Stores, open_stores
@@ -253,6 +254,9 @@ def serve_workers(
     private = Path(tempfile.mkdtemp(prefix="graphctx-writer-"))
     try:
         with ContextService.open(settings) as service:
+            warning = exposure_warning(settings.data_dir)
+            if warning:
+                announce(warning)
             endpoint = WriterEndpoint(service, private)
             endpoint.start()
             sock = bind(settings.http_host, settings.http_port)
