@@ -17,7 +17,7 @@ from fastapi import Body, Depends, FastAPI, Request, Security
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.security import APIKeyHeader, HTTPBearer
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -25,6 +25,7 @@ from starlette.types import ASGIApp, Lifespan, Message, Receive, Send
 from starlette.types import Scope as AsgiScope
 
 from graphctx import __version__, api
+from graphctx.answers import ANSWERS
 from graphctx.auth import AuthError, Principal, new_key
 from graphctx.envelope import dumps
 from graphctx.errors import GraphctxError, InputError
@@ -66,100 +67,6 @@ class ErrorResponse(BaseModel):
     error: ErrorBody
     request_id: str = Field(description="Also in the X-Request-ID response header.")
 
-
-class Envelope(BaseModel):
-    """The evidence envelope of recall, explain, neighbourhood and path: evidence to reason over,
-    never a synthesised answer. Fields that only some operations return are optional."""
-
-    model_config = ConfigDict(extra="allow")
-
-    v: int = Field(description="Envelope format version.")
-    op: str = Field(description="The operation that answered.")
-    scope: dict[str, str] = Field(description="tenant_id, namespace and graph_id the answer comes from.")
-    as_of: str = Field(description="The instant facts were evaluated at (UTC, ISO 8601).")
-    items: list[dict[str, Any]] | None = Field(
-        default=None,
-        description="recall: ranked entries (name, type, summary, location, ranks in `match`, facts).",
-    )
-    subject: dict[str, Any] | None = Field(
-        default=None, description="explain / neighbourhood: the resolved entity."
-    )
-    facts: list[dict[str, Any]] | None = Field(
-        default=None, description="explain: facts about the subject, current first (`current`)."
-    )
-    nodes: list[dict[str, Any]] | None = Field(
-        default=None, description="neighbourhood / path: entities (neighbourhood adds `depth`)."
-    )
-    edges: list[dict[str, Any]] | None = Field(
-        default=None, description="neighbourhood / path: subject - predicate - object."
-    )
-    found: bool | None = Field(default=None, description="path: whether a path exists within max_depth.")
-    legs: dict[str, Any] | None = Field(
-        default=None, description="recall: which retrieval legs ran (exact, bm25, dense) and how."
-    )
-    coverage: dict[str, int] | None = Field(
-        default=None, description="recall: candidates, hydrated, dropped (missing / stale), returned."
-    )
-    isolation: dict[str, int] = Field(description="`rejected`: foreign hits dropped by the scope re-check.")
-    omissions: list[dict[str, Any]] = Field(description="What the budget or a limit cut, named.")
-    truncated: bool = Field(description="True when something was omitted.")
-    follow_up: str | None = Field(
-        default=None, description="When evidence is thin: one bounded next step to try."
-    )
-    provenance: dict[str, Any] = Field(description="Backends, embedder and template catalogue version.")
-    budget: dict[str, int] = Field(description="max_tokens (normalised) and used_tokens.")
-    timings_ms: dict[str, float] = Field(description="Milliseconds per stage and in total.")
-
-
-class Counts(BaseModel):
-    created: int
-    updated: int
-    unchanged: int
-
-
-class RememberReport(BaseModel):
-    entities: Counts
-    facts: Counts
-    vector_skipped: int = Field(description="Entities with no vector (nothing to embed).")
-    index_errors: list[str] = Field(description="Index updates that failed; the graph has the data.")
-    follow_up: str | None = None
-
-
-class ForgetReport(BaseModel):
-    entities_deleted: int
-    facts_removed: int = Field(description="Facts deleted together with their entities.")
-    facts_invalidated: int = Field(description="Facts given a valid_to; their rows are kept.")
-
-
-class ReconcileReport(BaseModel):
-    lexical_repaired: int
-    vector_repaired: int
-    removed_from_indexes: int
-    graph_entities: int
-    vector_skipped: int
-
-
-class StatusReport(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-    scope: dict[str, str]
-    backends: dict[str, Any]
-    graph: dict[str, Any] = Field(description="entities, facts, valid_facts, by_type in this scope.")
-    lexical_docs: int
-    vectors: int
-    as_of: str
-
-
-ANSWERS: dict[str, type[BaseModel]] = {
-    "recall": Envelope,
-    "explain": Envelope,
-    "neighbourhood": Envelope,
-    "path": Envelope,
-    "remember": RememberReport,
-    "forget": ForgetReport,
-    "reconcile": ReconcileReport,
-    "status": StatusReport,
-}
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorResponse, "description": "Missing, invalid or revoked API key."},
@@ -450,7 +357,7 @@ def create_app(
             description=f"{op.summary}\n\n{inspect.getdoc(op.request) or ''}".strip(),
             tags=["writes" if op.mutating else "reads"],
             response_model=None,
-            responses={200: {"model": ANSWERS.get(op.name, Envelope)}, **ERRORS},
+            responses={200: {"model": ANSWERS[op.name]}, **ERRORS},
         )
 
     @app.get("/healthz", tags=["health"], summary="The process is up (no backend checks, no key).")

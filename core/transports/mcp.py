@@ -32,11 +32,12 @@ from starlette.types import ASGIApp, Receive, Send
 from starlette.types import Scope as AsgiScope
 
 from graphctx import __version__, api, bounds
+from graphctx.answers import ANSWERS, schema_of
 from graphctx.auth import Principal, api_key_from_headers
 from graphctx.envelope import dumps
 from graphctx.errors import GraphctxError, MethodNotAllowed
 from graphctx.kernel.ports import KeyStore
-from graphctx.model import PREDICATES
+from graphctx.model import PREDICATES, SINGLE_VALUED
 from graphctx.service import DEFAULT_EXPLAIN_TOKENS, ContextService
 from graphctx.settings import Settings
 from graphctx.transports.admission import Admission, Slots, presented_key, refusal
@@ -52,199 +53,129 @@ MAX_HTTP_BODY_BYTES = 4 * bounds.KIB * bounds.KIB + 64 * bounds.KIB
 """A remember call of 5,000 records fits; the HTTP app in front may bound the body lower."""
 
 INSTRUCTIONS = (
-    "graphctx answers with evidence from a code-and-memory graph scoped to your credentials. "
-    "Start with `recall` (a question, a name or an identifier); use `explain` for everything known "
-    "about one entity, `neighbourhood` for what surrounds it and `path` for how two entities connect. "
-    "Answers are evidence envelopes to reason over, never conclusions: cite items and facts, mind "
-    "`omissions` and `truncated`, and follow `follow_up` when evidence is thin. For code: `search` finds "
-    "symbols and docs, `symbol` gives one definition card, `callers` / `callees` walk calls, `impact` "
-    "maps changed files or a diff to affected symbols, callers and tests. `remember` stores "
-    "entities and facts, `forget` deletes or invalidates them, `status` shows what this scope holds."
+    "graphctx answers with evidence from a code-and-memory graph, scoped to your credentials.\n\n"
+    "Pick a tool: memory (people, services, incidents, decisions): `recall` a question or name first, "
+    "then `explain` one entity, `neighbourhood` for what surrounds it, `path` for how two connect. "
+    "Code and docs: `search` first, then `symbol` for one definition, `callers` / `callees` to walk "
+    "calls, `impact` for what a change touches. Writes: `remember`, `forget`, `reconcile`; `status` "
+    "shows what this scope holds.\n\n"
+    "Answers are evidence envelopes to reason over, never conclusions: cite their items and facts. "
+    "`max_tokens` bounds the whole answer (its JSON is at most max_tokens x 4 bytes), normalised into "
+    f"{bounds.MIN_TOKENS}-{bounds.MAX_TOKENS}; what does not fit is named in `omissions` and `truncated` "
+    "is true: raise max_tokens or ask narrower. `follow_up`, when present, is the next call to make. "
+    "If not even the subject fits, the call fails with `budget_too_small`.\n\n"
+    "Names (`name`, `source`, `target`): an id, a qualified name, `path::name`, or a name or alias "
+    "exactly one entity has. Several matches fail with `ambiguous_name`; call again with one of "
+    "`error.details.candidates[].identity` verbatim. Unknown names fail with `not_found`. Ids are "
+    "opaque, shown only with include_ids=true; pass them verbatim, never build them.\n\n"
+    "Scope: your credentials fix the tenant. `tenant_id`, `namespace` and `graph_id` are optional and "
+    "only narrow within what they allow (code usually lives in a shared graph: pass its `graph_id`); "
+    "anything else fails with `scope_denied`. Empty results say nothing about other scopes.\n\n"
+    "Output: text content is the answer's canonical JSON; structuredContent is the same object. A "
+    'failure is an error result {"error": {"code", "message", "details"}}; `details` names the '
+    "field or bound at fault."
 )
 
-# -- descriptions --------------------------------------------------------------------------------
+# -- descriptions: what each tool is for and when to pick it; shared guidance is in INSTRUCTIONS --
 
-_CODE_TOKENS = dict.fromkeys(("symbol", "callers", "callees", "impact"), bounds.DEFAULT_CODE_TOKENS)
+_DESTRUCTIVE = frozenset({"forget"})
 _DEFAULT_TOKENS = {
     "recall": bounds.DEFAULT_RECALL_TOKENS,
     "search": bounds.DEFAULT_RECALL_TOKENS,
-    **_CODE_TOKENS,
-}
-_DESTRUCTIVE = frozenset({"forget"})
-_MUST_FIT = {
-    "recall": "the envelope",
-    "search": "the envelope",
-    "impact": "the envelope",
-    "path": "the envelope with the whole path (a path is never cut)",
+    **dict.fromkeys(("symbol", "callers", "callees", "impact"), bounds.DEFAULT_CODE_TOKENS),
 }
 _CALL_ENTRY = (
-    'Each entry: `name` (the qualified name), `at` ("path:first-last" of its definition, or a '
-    "file's path) and `lines`, the call lines: in the caller's file for callers, in the subject's file "
-    "for callees"
+    'Entries: `name` (qualified), `at` ("path:first-last") and `lines`, the call lines (in the '
+    "caller's file for callers, the subject's for callees)."
 )
 
 _WHAT = {
     "recall": (
-        "Searches this scope's memory and code graph for `query` (words, names or identifiers). Exact "
-        "matches on ids, qualified names, names and aliases rank first, then BM25 and dense hits fused "
-        "by reciprocal rank. Returns an evidence envelope: up to 8 `items` (rank, name, type, aliases, "
-        "summary, location, `match` with per-leg ranks and the fused score, and the facts valid at "
-        "`as_of`, default now); "
-        "with depth=2 also `related` neighbours; `legs` (which retrieval legs ran, and a dense fallback "
-        "if any), `coverage`, `omissions`, `truncated`, and `follow_up` when evidence is thin. An empty "
-        "`items` means nothing in this scope matched; it says nothing about other scopes."
+        "Use first for any question about what the team knows: owners, services, incidents, decisions, "
+        "or a name or identifier. Exact ids and names rank first, then BM25 and dense hits fused. "
+        "Returns up to 8 `items` with their facts valid at `as_of`; depth=2 adds `related` neighbours. "
+        "Empty `items`: nothing in this scope matched."
     ),
     "explain": (
-        "Everything remembered about one entity. Returns an evidence envelope with `subject` (the "
-        "resolved entity) and `facts` about it, each with `status`: facts valid at `as_of` (default now) "
-        "first (`current`), then `future` ones, then history (`ended`, with `valid_to` and, when a newer "
-        "value replaced it, `superseded_by`) unless include_history=false."
+        "Use when you know the entity and need all of it: `facts` with `status` current (valid at "
+        "`as_of`), future, or ended (with `superseded_by`); include_history=false keeps current only."
     ),
     "neighbourhood": (
-        "The entities around one entity, 1-2 hops, over facts valid now. Returns an evidence envelope "
-        "with `subject`, `nodes` (each with its `depth`) and `edges` (subject, predicate, object). "
-        "`edge_types` restricts the predicates followed (empty = all), `direction` follows edges out of, "
-        "into or both ways from the subject, `limit` caps the nodes (1-200)."
+        "Use to see what surrounds one entity: `nodes` (with `depth`) and `edges` over facts valid now. "
+        "`edge_types` restricts predicates, `direction` is out, in or both, `limit` caps nodes (1-200)."
     ),
     "path": (
-        "The shortest path between two entities over facts valid now, at most `max_depth` hops. Returns "
-        "an evidence envelope with `found`; when true, `nodes` in path order and `edges` between them "
-        "(edges keep their stored direction, so a path may cross one against it); when false, a "
-        "`follow_up` suggestion. `edge_types` restricts the predicates followed (empty = all)."
+        "Use to learn how two entities connect: the shortest path, at most `max_depth` hops, over facts "
+        "valid now. `found`; when true, `nodes` in order and `edges` (an edge may be crossed against its "
+        "stored direction)."
     ),
     "search": (
-        "Searches this scope's code and docs (modules, classes, functions, methods, documents, sections, "
-        "repositories) "
-        "for `query`: exact qualified names and identifiers rank first, then BM25 and dense hits fused by "
-        "reciprocal rank. Returns an evidence envelope: up to 8 `items` (rank, name, qualified_name, type, "
-        "location with path and lines, signature, summary, `match` with per-leg ranks), `legs`, `coverage` "
-        "(with `not_code`: memory hits left out) and `follow_up` when nothing matched."
+        "Use first for code questions: finds modules, classes, functions, methods, doc sections and "
+        "repositories by qualified name, identifier or words. Returns up to 8 `items` with `at` "
+        '("path:first-last") and signature. Pass `graph_id` for a shared code graph.'
     ),
     "symbol": (
-        "The definition card of one symbol. Returns an evidence envelope with `subject` (`name`, `type`, "
-        "`at`, `def_line` when decorators come first, `signature` with its decorators, `summary`: the "
-        "docstring's first sentence), `callers`, `callees` and `tests`, and `counts` per direction (the "
-        "total when `limit` cut entries, named in `omissions`). " + _CALL_ENTRY + ". A test that calls "
-        "the symbol is among the callers, marked `test: true`, and listed once; `tests` holds the tests "
-        "that reach it otherwise (through fixtures, helpers or set-up)."
+        "Use once you know the symbol: its definition card (`subject`: `at`, `def_line` when decorators "
+        "come first, `signature`, `summary`) with `callers`, `callees`, `tests` and `counts` per "
+        "direction (the total when `limit` cut some). " + _CALL_ENTRY + " A test that calls it is a "
+        "caller marked `test: true`; `tests` holds those that reach it otherwise (fixtures, helpers)."
     ),
     "callers": (
-        "Who calls one symbol, 1-2 hops (`depth`). Returns an evidence envelope with `subject`, `callers` "
-        "and `counts`. " + _CALL_ENTRY + "; tests are marked `test: true`; depth-2 entries add `depth` "
-        "and `via` (the depth-1 caller they call). When `limit` cut entries, `counts` is the total at "
-        "depth 1; at depth 2 the cut is named in `omissions` with `at_least` (a lower bound in edges)."
+        "Use to find who calls a symbol, 1-2 hops (`depth`): entries as in `symbol`, depth-2 ones with "
+        "`depth` and `via`. When `limit` cut entries, `counts` and `omissions` say how many more."
     ),
     "callees": (
-        "What one symbol calls, 1-2 hops (`depth`). Returns an evidence envelope with `subject`, `callees` "
-        "and `counts`. " + _CALL_ENTRY + "; `at` is where the callee is defined; depth-2 entries add "
-        "`depth` and `via`. Unresolved calls are not in the graph and never guessed."
+        "Use to find what a symbol calls, 1-2 hops (`depth`); `at` is where each callee is defined. "
+        "Unresolved calls are not in the graph and never guessed."
     ),
     "impact": (
-        "What a change touches. Give `files` (repository-relative; every symbol in them counts as changed) "
-        "and/or a unified `diff` (its hunks are read on the old side, which the indexed graph holds, and "
-        "mapped onto the innermost symbols whose line ranges, decorators included, they touch; "
-        "module-level lines affect the module). A path several indexed repositories hold counts in each "
-        "unless `repo` names one. Returns an evidence envelope with `changed` counts, `unknown` (files "
-        "this graph does not hold), `affected` symbols, their `callers` (1-2 hops, with `via` and "
-        "`lines`), the `tests` to run (each with `run`, its pytest node id: the tests that exercise the "
-        "change or its direct callers, and changed tests themselves) and `counts`."
+        "Use before or after changing code: give changed `files` and/or a unified `diff` (hunks read on "
+        "the old side), `repo` when several indexed repositories hold a path. Returns the `affected` "
+        "symbols, their `callers` (1-2 hops), the `tests` to run (each with `run`, its pytest node id), "
+        "`unknown` files this graph does not hold, and `counts`."
     ),
     "remember": (
-        "Stores entities and facts in this scope, all or nothing: every record is validated (fields, "
-        "bounds, endpoints in this call or already stored) before anything is written; one bad record "
-        "writes nothing and the error names it (`facts[2]`, the field, the bound). Writes are upserts, "
-        "so repeating a call is safe. "
-        "An entity: `id` (your stable id), `name`, optional `type` (lower_snake, default thing), "
-        "`aliases` (list), `summary` (<= 4 KiB; secrets are redacted before storage), `qualified_name`, "
-        "`path`, `line_start`, `line_end`, `signature`, `source`. "
-        "A fact: `subject_id`, `predicate`, `object_id` (an entity id) and/or `value` (text), optional "
-        "`source`, `confidence` (0-1), `valid_from` / `valid_to` (ISO 8601; two periods of one relation "
-        "are two facts). A new current value of owned_by, owns, on_call_for, leads, reports_to, "
-        "located_in or has_status ends the previous one (listed in `superseded`). "
-        "Predicates allowed: {predicates}. "
-        "Records must not name another tenant or namespace. Returns counts created / updated / unchanged "
-        "per kind; `index_errors` with a `follow_up` means the graph has the data and `reconcile` will "
-        "finish indexing."
+        "Use to store what you learned. All or nothing: one bad record writes nothing and the error "
+        "names it (`facts[2]`). Upserts, so repeating is safe. Entity: `id` (your stable id), `name`, "
+        "optional `type` (lower_snake), `aliases`, `summary` (<= 4 KiB, secrets redacted), "
+        "`qualified_name`, `path`, `line_start`, `line_end`, `signature`, `source`. Fact: `subject_id`, "
+        "`predicate`, `object_id` and/or `value`, optional `source`, `confidence` (0-1), `valid_from` / "
+        "`valid_to` (ISO 8601). A new current value of {single} ends the previous one (`superseded`). "
+        "Predicates: {predicates}. `index_errors` means the graph has the data; `reconcile` finishes."
     ),
     "forget": (
-        "Deletes entities (`entity_ids`, together with their facts) and invalidates facts (`fact_ids`: "
-        "they get valid_to = now and stay as history). Ids are the ones given to `remember` or shown "
-        "with include_ids=true; ids not in this scope change nothing. Returns counts: entities_deleted, "
-        "facts_removed, facts_invalidated."
+        "Use to remove what is wrong: `entity_ids` are deleted with their facts; `fact_ids` get "
+        "valid_to = now and stay as history. Ids not in this scope change nothing."
     ),
     "reconcile": (
-        "Repairs this scope's search indexes from the graph, which is authoritative: replays pending "
-        "index work, then re-indexes missing or stale entries and drops orphans. Needed only after "
-        "`remember` reported index_errors. Returns repair counts."
+        "Use only after `remember` reported `index_errors`: repairs this scope's search indexes from "
+        "the graph."
     ),
-    "status": (
-        "What this scope holds: `graph` counts (entities, facts, valid_facts, by_type), `lexical_docs`, "
-        "`vectors`, the backends and the template catalogue version."
-    ),
+    "status": "Use to check what this scope holds: counts by type, index sizes, the backends.",
 }
-
-_BUDGET = (
-    "Budget: `max_tokens` bounds the whole answer: its JSON text is at most max_tokens x 4 bytes, "
-    "envelope, provenance and counts included. It is normalised into {low}-{high} (default {default}).{cap} "
-    "What does not fit is left out and named in `omissions`, and `truncated` is true; raise max_tokens or "
-    "ask a narrower question to see it. If not even {core} fits, the call fails with "
-    "`budget_too_small`, naming the tokens needed."
-)
-_NAMES = (
-    "Names: {fields} {verb} an id, a qualified name, `path::name`, or a plain name or alias when exactly "
-    "one entity has it. When several match, the call fails with `ambiguous_name` and "
-    "`error.details.candidates` lists them (name, type, path, summary); call again with one "
-    "candidate's `identity` verbatim. A name nothing in this scope has fails with `not_found`."
-)
-_IDS = "Ids are opaque: answers carry them only with include_ids=true; use them verbatim, never build them."
-_SCOPE = (
-    "Scope: your credentials fix the tenant. `tenant_id`, `namespace` and `graph_id` are optional and "
-    "only narrow within what they allow (one of the key's namespaces or shared graphs); anything else "
-    "fails with `scope_denied`. Omit them unless you need another namespace of yours."
-)
-_OUTPUT = (
-    "Output: the text content is the answer's canonical JSON and structuredContent is the same object; "
-    "read either, they are identical. A failure is an error result with "
-    '{"error": {"code", "message", "details"}}; `details` names the field or bound at fault.'
-)
 
 
 def describe(op: api.Operation) -> str:
-    """The tool description: what the operation returns and how to call it well."""
-    fields = op.request.model_fields
-    parts = [op.summary, _WHAT.get(op.name, "").format(predicates=", ".join(sorted(PREDICATES)))]
-    if "max_tokens" in fields:
-        recall = op.name == "recall"
-        parts.append(
-            _BUDGET.format(
-                low=bounds.MIN_TOKENS,
-                high=bounds.MAX_TOKENS,
-                default=_DEFAULT_TOKENS.get(op.name, DEFAULT_EXPLAIN_TOKENS),
-                cap=f" Recall answers are also capped at {bounds.RECALL_JSON_BYTES // bounds.KIB} KiB."
-                if recall
-                else "",
-                core=_MUST_FIT.get(op.name, "the envelope with its subject"),
-            )
-        )
-    selectors = [f"`{n}`" for n in ("name", "source", "target") if n in fields]
-    if selectors:
-        parts.append(
-            _NAMES.format(fields=" and ".join(selectors), verb="take" if len(selectors) > 1 else "takes")
-        )
-    if "include_ids" in fields:
-        parts.append(_IDS)
-    parts += [_SCOPE, _OUTPUT]
-    return "\n\n".join(p for p in parts if p)
+    """The tool description: what the tool is for, when to pick it, what it returns."""
+    what = _WHAT[op.name].format(
+        predicates=", ".join(sorted(PREDICATES)), single=", ".join(sorted(SINGLE_VALUED))
+    )
+    parts = [op.summary, what]
+    if "max_tokens" in op.request.model_fields:
+        default = _DEFAULT_TOKENS.get(op.name, DEFAULT_EXPLAIN_TOKENS)
+        parts.append(f"Default max_tokens {default}.")
+    return " ".join(parts)
 
 
 def tools() -> list[types.Tool]:
-    """One tool per catalogue operation; the input schema is the request model's, verbatim."""
+    """One tool per catalogue operation: the input schema is the request model's, the output schema
+    the answer model's (graphctx.answers), the models the HTTP API publishes (without titles)."""
     return [
         types.Tool(
             name=op.name,
             description=describe(op),
-            input_schema=op.request.model_json_schema(),
-            output_schema={"type": "object"},
+            input_schema=schema_of(op.request, absent_not_null=False),
+            output_schema=schema_of(ANSWERS[op.name]),
             annotations=types.ToolAnnotations(
                 read_only_hint=not op.mutating,
                 destructive_hint=op.name in _DESTRUCTIVE,

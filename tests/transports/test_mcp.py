@@ -19,18 +19,20 @@ import anyio
 import httpx2
 import pytest
 from fastapi import FastAPI
+from jsonschema import Draft202012Validator
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from graphctx import api, registry
+from graphctx.answers import ANSWERS, schema_of
 from graphctx.auth import Principal
-from graphctx.envelope import dumps
+from graphctx.envelope import dumps, tokens_for
 from graphctx.errors import AmbiguousName
 from graphctx.kernel.ports import KeyStore
 from graphctx.scope import Scope, shared_scope
 from graphctx.service import ContextService
 from graphctx.settings import Settings
-from graphctx.transports.mcp import build_mcp, fixed_authenticator, mount_mcp, tools
+from graphctx.transports.mcp import INSTRUCTIONS, build_mcp, fixed_authenticator, mount_mcp, tools
 from tests.code.ops_graph import load_code
 from tests.conftest import TENANT_A, TENANT_B, fixed_clock, make_settings
 from tests.service.memory_data import load
@@ -125,8 +127,8 @@ async def over_http(world: World, mode: str, headers: dict[str, str]) -> AsyncIt
 
 
 async def call(client: Client, tool: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Call a tool; check the text is the canonical JSON of the structured content; return it with
-    `_error` set on error results."""
+    """Call a tool; check the text is the canonical JSON of the structured content and that the
+    answer matches the tool's published output schema; return it with `_error` set on error results."""
     with anyio.fail_after(CALL_TIMEOUT_S):
         result = await client.call_tool(tool, arguments or {})
     assert len(result.content) == 1
@@ -138,6 +140,7 @@ async def call(client: Client, tool: str, arguments: dict[str, Any] | None = Non
         assert set(data) == {"error"}
         assert {"code", "message"} <= set(data["error"])
         return {"_error": data["error"]}
+    check_against_schema(tool, data)  # the client checked it leniently; every field must be declared
     return data
 
 
@@ -222,6 +225,11 @@ async def every_operation(client: Client, world: World) -> None:
 # -- the catalogue ---------------------------------------------------------------------------------
 
 
+DESCRIPTION_TOKENS = 3_000
+"""All tool descriptions together, in the envelope's estimate (bytes / 4): what an agent's context
+pays for the catalogue before any call."""
+
+
 @pytest.mark.parametrize("mode", MODES)
 async def test_one_tool_per_operation_with_descriptions_and_schemas(world, mode):
     async with in_memory(world, mode) as client:
@@ -229,23 +237,76 @@ async def test_one_tool_per_operation_with_descriptions_and_schemas(world, mode)
     assert sorted(listed) == OPERATIONS
     for name, tool in listed.items():
         op = api.OPERATIONS[name]
-        assert tool.input_schema == op.request.model_json_schema()
+        assert tool.input_schema == schema_of(op.request, absent_not_null=False)
+        assert set(tool.input_schema["properties"]) == set(op.request.model_fields)
         assert tool.input_schema["additionalProperties"] is False
         assert tool.description and tool.description.startswith(op.summary)
-        assert "evidence" in tool.description or op.mutating or name == "status"
-        assert "scope_denied" in tool.description
-        assert "structuredContent is the same object" in tool.description
+        assert "Use " in tool.description, f"{name}: say when to pick this tool"
+        assert tool.output_schema == schema_of(ANSWERS[name])
+        assert tool.output_schema["type"] == "object" and tool.output_schema["properties"]
         assert tool.annotations is not None
         assert tool.annotations.read_only_hint is (not op.mutating)
         if "max_tokens" in op.request.model_fields:
-            assert "max_tokens x 4 bytes" in tool.description
-            assert "omissions" in tool.description and "truncated" in tool.description
-        if {"name", "source", "target"} & set(op.request.model_fields):
-            assert "ambiguous_name" in tool.description and "identity" in tool.description
-        if "include_ids" in op.request.model_fields:
-            assert "include_ids=true" in tool.description
+            assert "max_tokens" in tool.description  # its default
     assert listed["forget"].annotations.destructive_hint is True  # type: ignore[union-attr]
     assert "owned_by" in (listed["remember"].description or "")  # the predicate allowlist is spelled out
+
+
+def test_tool_descriptions_fit_the_budget_and_say_shared_guidance_once():
+    descriptions = [t.description or "" for t in tools()]
+    assert sum(tokens_for(len(d.encode("utf-8"))) for d in descriptions) <= DESCRIPTION_TOKENS
+    sentences = [s.strip() for d in descriptions for s in d.split(". ") if len(s.strip()) > 40]
+    repeated = {s for s in sentences if sentences.count(s) > 1}
+    assert not repeated, f"say it once, in the server instructions: {sorted(repeated)[:3]}"
+    for shared in (
+        "scope_denied",
+        "ambiguous_name",
+        "identity",
+        "max_tokens x 4 bytes",
+        "omissions",
+        "truncated",
+        "include_ids=true",
+        "structuredContent is the same object",
+        "follow_up",
+    ):
+        assert shared in INSTRUCTIONS, shared
+        assert not any(shared in d for d in descriptions if shared not in ("omissions", "follow_up")), shared
+
+
+async def test_the_server_sends_its_instructions(world):
+    async with in_memory(world, "auto") as client:
+        assert client.instructions == INSTRUCTIONS
+
+
+def _strict(schema: Any) -> Any:
+    """The published schema with every declared object closed: an answer field the models do not
+    declare fails validation."""
+    if isinstance(schema, list):
+        return [_strict(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    closed = {k: _strict(v) for k, v in schema.items()}
+    if "properties" in closed:
+        closed["additionalProperties"] = False
+    return closed
+
+
+def check_against_schema(tool: str, data: dict[str, Any]) -> None:
+    schema = _strict(schema_of(ANSWERS[tool]))
+    errors = sorted(Draft202012Validator(schema).iter_errors(data), key=lambda e: list(e.path))
+    assert not errors, f"{tool}: {errors[0].message} at {list(errors[0].path)}"
+
+
+def test_an_answer_field_the_models_do_not_declare_fails_the_schema_check(world):
+    answer = json.loads(dumps(api.execute(world.service, PRINCIPAL_A, "recall", {"query": "checkout"})))
+    check_against_schema("recall", answer)
+    answer["items"][0]["surprise"] = 1
+    with pytest.raises(AssertionError, match="surprise"):
+        check_against_schema("recall", answer)
+    del answer["items"][0]["surprise"]
+    answer["legs"]["bm25"]["status"] = "sideways"
+    with pytest.raises(AssertionError, match="sideways"):
+        check_against_schema("recall", answer)
 
 
 def test_tools_are_generated_from_the_catalogue():
