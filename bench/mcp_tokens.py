@@ -185,7 +185,10 @@ def main() -> None:
         + report(now, before, args.baseline, rows)
         + "\n\n`seen by the model` is name + description + input schema of every tool plus the server "
         "instructions: what clients usually put in a model's context (output schemas are for "
-        "validating results, and most clients do not send them to the model).\n"
+        "validating results, and most clients do not send them to the model). The output schemas are the "
+        "larger part of `tools/list` now: a client that hands the whole listing to a model pays them too. "
+        "The answer tokens are what one call adds to the context when the client passes the text content "
+        "(or the structured content) on; the bytes/4 figure is the one `max_tokens` bounds.\n"
     )
     print(body)
     if args.write:
