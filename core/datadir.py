@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import IO, Literal
 
 from graphctx.errors import DataDirLocked, DataDirMissing, ReadOnly
-from graphctx.settings import Settings, default_data_dir
+from graphctx.settings import Settings, config_files, default_data_dir, user_config_file
 
 Mode = Literal["read", "write"]
 LOCK_FILE = "writer.lock"
@@ -95,6 +95,10 @@ def source_of(settings: Settings) -> str:
     env = os.environ.get("GRAPHCTX_DATA_DIR")
     if env and Path(env).expanduser() == settings.data_dir:
         return "GRAPHCTX_DATA_DIR"
+    home = user_config_file()
+    for path, data in config_files({}) if home.is_file() else ():
+        if path == home and Path(str(data.get("data_dir", ""))).expanduser() == settings.data_dir:
+            return f"data_dir in {home}"
     if settings.data_dir == default_data_dir():
         return "the default ($XDG_DATA_HOME/graphctx or ~/.local/share/graphctx)"
     return "--data-dir or the settings passed in"

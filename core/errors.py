@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
+if TYPE_CHECKING:  # pydantic is imported by what raises it, not by `graphctx --help`
+    from pydantic import ValidationError
 
 
 class GraphctxError(Exception):

@@ -1,19 +1,40 @@
-"""Settings, read from the environment (prefix GRAPHCTX_) and optional overrides."""
+"""Settings: explicit overrides (the CLI's flags), then the environment (prefix GRAPHCTX_), then the
+config files (graphctx.toml in the data directory, then in $XDG_CONFIG_HOME/graphctx), then defaults.
+The first that sets a field wins; `sources` says which one that was for every field."""
 
 from __future__ import annotations
 
 import os
+import tomllib
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from pydantic import Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic.fields import FieldInfo
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    InitSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
+from graphctx.errors import ConfigError
 from graphctx.model import PREDICATES, SINGLE_VALUED, Side
+
+ENV_PREFIX = "GRAPHCTX_"
+CONFIG_FILE = "graphctx.toml"
 
 
 def default_data_dir() -> Path:
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "graphctx"
+
+
+def user_config_file() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "graphctx" / CONFIG_FILE
 
 
 DEFAULT_CODE_EXCLUDE = (
@@ -28,9 +49,10 @@ DEFAULT_CODE_EXCLUDE = (
 
 
 class Settings(BaseSettings):
-    """Every field can be set as GRAPHCTX_<FIELD> (for example GRAPHCTX_DATA_DIR)."""
+    """Every field can be set as GRAPHCTX_<FIELD> (for example GRAPHCTX_DATA_DIR) or as `<field> = ...`
+    in a graphctx.toml (docs/operations.md, "Configuration")."""
 
-    model_config = SettingsConfigDict(env_prefix="GRAPHCTX_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore")
 
     data_dir: Path = Field(default_factory=default_data_dir, description="Where embedded stores live.")
     tenant_id: str = Field(default="local", description="Tenant of the local operator (CLI).")
@@ -157,3 +179,114 @@ class Settings(BaseSettings):
         if unknown:
             raise ValueError(f"single-valued predicate {unknown[0][:40]!r} is not in the allowlist")
         return value
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return init_settings, env_settings, ConfigFiles(settings_cls, init_settings, env_settings)
+
+
+# -- config files -------------------------------------------------------------------------------
+
+
+def _read_toml(path: Path, fields: Mapping[str, FieldInfo]) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            data = tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML: {exc}", path=str(path)) from None
+    except OSError as exc:
+        raise ConfigError(f"{path} cannot be read: {exc.strerror}", path=str(path)) from None
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise ConfigError(
+            f"{path}: unknown setting {unknown[0][:60]!r} (`graphctx config` lists them)",
+            path=str(path),
+            setting=unknown[0][:60],
+        )
+    return data
+
+
+def config_files(
+    earlier: Mapping[str, Any], fields: Mapping[str, FieldInfo] | None = None
+) -> list[tuple[Path, dict[str, Any]]]:
+    """The config files in force, strongest first, with what each sets. `earlier` is what the
+    stronger sources (overrides, environment) set: the data directory they name holds the first
+    file. A data directory's own file cannot move the data directory."""
+    fields = Settings.model_fields if fields is None else fields
+    home = user_config_file()
+    home_data = _read_toml(home, fields) if home.is_file() else {}
+    data_dir = Path(str(earlier.get("data_dir") or home_data.get("data_dir") or default_data_dir()))
+    local = data_dir.expanduser() / CONFIG_FILE
+    found: list[tuple[Path, dict[str, Any]]] = []
+    if local.is_file():
+        local_data = _read_toml(local, fields)
+        if "data_dir" in local_data:
+            raise ConfigError(
+                f"{local}: data_dir cannot be set inside the data directory it names; set it in "
+                f"{home} or GRAPHCTX_DATA_DIR",
+                path=str(local),
+                setting="data_dir",
+            )
+        found.append((local, local_data))
+    if home.is_file():
+        found.append((home, home_data))
+    return found
+
+
+class ConfigFiles(PydanticBaseSettingsSource):
+    """pydantic-settings source of the graphctx.toml files (weaker than overrides and environment)."""
+
+    def __init__(
+        self,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+    ) -> None:
+        super().__init__(settings_cls)
+        self.stronger = (init_settings, env_settings)
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # __call__ answers for all fields at once
+
+    def __call__(self) -> dict[str, Any]:
+        earlier: dict[str, Any] = {}
+        for source in reversed(self.stronger):
+            earlier.update(source())
+        merged: dict[str, Any] = {}
+        for _, data in reversed(config_files(earlier, self.settings_cls.model_fields)):
+            merged.update(data)
+        return merged
+
+
+def _stronger(overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """What the overrides and the environment set (the sources stronger than the config files)."""
+    return {**EnvSettingsSource(Settings)(), **InitSettingsSource(Settings, init_kwargs=dict(overrides))()}
+
+
+def config_paths(overrides: Mapping[str, Any] | None = None) -> list[Path]:
+    """The config files read under these overrides and the environment, strongest first."""
+    return [path for path, _ in config_files(_stronger(overrides or {}))]
+
+
+def sources(overrides: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """Where each setting's effective value comes from: "override", "env GRAPHCTX_<NAME>", the path
+    of the config file that sets it, or "default". `overrides` are the explicit ones (CLI flags)."""
+    overrides = dict(overrides or {})
+    env = {k.upper() for k in os.environ}
+    files = config_files(_stronger(overrides))
+    out: dict[str, str] = {}
+    for name in Settings.model_fields:
+        if name in overrides:
+            out[name] = "override"
+        elif f"{ENV_PREFIX}{name}".upper() in env:
+            out[name] = f"env {ENV_PREFIX}{name.upper()}"
+        else:
+            out[name] = next((str(path) for path, data in files if name in data), "default")
+    return out

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -11,6 +13,9 @@ import pytest
 from graphctx.scope import Scope
 from graphctx.service import ContextService
 from graphctx.settings import Settings
+
+# no test reads the developer's own ~/.config/graphctx/graphctx.toml (subprocesses inherit this)
+os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="graphctx-test-config-")
 
 FIXED_NOW = datetime(2025, 11, 29, 12, 0, tzinfo=UTC)
 TENANT_A = Scope("tenant-a", "default")

@@ -2,45 +2,90 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import logging
 import os
 import signal
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
-from graphctx import registry
-from graphctx.api import OPERATIONS, parse_request
-from graphctx.auth import Principal
-from graphctx.cli import render
-from graphctx.datadir import PRIVATE_UMASK, Mode, exposure_warning
-from graphctx.envelope import dumps
+from graphctx import __version__
 from graphctx.errors import AmbiguousName, GraphctxError, InputError, NotFound
-from graphctx.kernel.ports import KeyStore
 from graphctx.scope import Scope, shared_scope
-from graphctx.service import ContextService
-from graphctx.settings import Settings
+
+if TYPE_CHECKING:  # imported where used, so that `--help` and `--version` start fast
+    from types import ModuleType
+
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from graphctx.auth import Principal
+    from graphctx.datadir import Mode
+    from graphctx.kernel.ports import KeyStore
+    from graphctx.service import ContextService
+    from graphctx.settings import Settings
+
+log = logging.getLogger("graphctx.cli")
 
 _TIME_FORMATS = ["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M:%S%z", "%Y-%m-%dT%H:%M:%S.%f%z"]
 
 app = typer.Typer(
     name="graphctx",
     help="Ranked, sourced, tenant-isolated context for AI agents out of a code-and-memory graph.",
+    epilog="Settings: a flag, else its GRAPHCTX_* environment variable, else graphctx.toml in the data "
+    "directory, else $XDG_CONFIG_HOME/graphctx/graphctx.toml, else the default. `graphctx config` shows "
+    "each effective setting and where it came from.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    add_completion=False,
+    # click's plain help: rich's help panels import markdown-it and pygments, a third of a second
+    # before `--help` prints anything; answers and reports still render with rich
+    rich_markup_mode=None,
 )
-out = Console()
-err = Console(stderr=True, soft_wrap=True)  # error lines stay whole for grep and logs
+
+
+class _LazyConsole:
+    """A rich Console made on first use, so that `--help` and `--version` never import rich."""
+
+    def __init__(self, **options: Any) -> None:
+        object.__setattr__(self, "_options", options)
+        object.__setattr__(self, "_console", None)
+
+    def _made(self) -> Console:
+        if self._console is None:
+            from rich.console import Console
+
+            object.__setattr__(self, "_console", Console(**self._options))
+        console: Console = self._console
+        return console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._made(), name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._made(), name, value)
+
+
+def _lazy_module(name: str) -> ModuleType:
+    """Import `name` when one of its attributes is first used (importlib's LazyLoader)."""
+    spec = importlib.util.find_spec(name)
+    assert spec is not None and spec.loader is not None
+    spec.loader = importlib.util.LazyLoader(spec.loader)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+out = cast("Console", _LazyConsole())
+err = cast("Console", _LazyConsole(stderr=True, soft_wrap=True))  # error lines stay whole for grep and logs
+render = _lazy_module("graphctx.cli.render")
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print the canonical JSON answer.")]
 Tokens = Annotated[int | None, typer.Option("--max-tokens", help="Token budget (normalised to 256-20000).")]
@@ -63,18 +108,92 @@ class Context:
         self.overrides = overrides
 
     def settings(self, **extra: Any) -> Settings:
-        return Settings(**{**self.overrides, **extra})
+        from pydantic import ValidationError
+
+        from graphctx.errors import ConfigError
+        from graphctx.settings import Settings, sources
+
+        overrides = {**self.overrides, **extra}
+        try:
+            settings = Settings(**overrides)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            name = str(first["loc"][0]) if first["loc"] else "settings"
+            origin = sources(overrides).get(name, "the settings").replace("override", "a flag")
+            raise ConfigError(
+                f"setting {name} (from {origin}): {first['msg']}", setting=name, source=origin
+            ) from None
+        log.info(
+            "data directory %s; graph %s, lexical %s, vectors %s, embedder %s",
+            settings.data_dir, settings.graph_backend, settings.lexical_backend, settings.vector_backend,
+            settings.embedder,
+        )  # fmt: skip
+        return settings
+
+
+def _env(name: str) -> str:
+    """Help text naming the environment variable that sets the same thing."""
+    return f"[env var: GRAPHCTX_{name}]"
+
+
+def _version(value: bool) -> None:
+    if value:
+        sys.stdout.write(f"graphctx {__version__}\n")
+        raise typer.Exit()
+
+
+_QUIET = [False]
+"""--quiet of this invocation: progress bars and notes off (errors and answers still print)."""
+
+
+class _Stderr(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever sys.stderr is when a record is emitted (a test runner swaps it)."""
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
+
+
+def _logging(verbose: int, quiet: bool) -> None:
+    """Warnings by default; -v graphctx's info, -vv its debug, -vvv every library's debug; -q errors
+    only. Logs go to stderr, never into an answer on stdout."""
+    root = logging.getLogger()
+    if not any(isinstance(h, _Stderr) for h in root.handlers):
+        handler = _Stderr()
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        root.addHandler(handler)
+    root.setLevel(logging.ERROR if quiet else logging.DEBUG if verbose >= 3 else logging.WARNING)
+    level = {0: logging.NOTSET, 1: logging.INFO}.get(verbose, logging.DEBUG)
+    logging.getLogger("graphctx").setLevel(logging.ERROR if quiet else level)
 
 
 @app.callback()
 def _root(
     ctx: typer.Context,
-    data_dir: Annotated[Path | None, typer.Option(help="Data directory [env GRAPHCTX_DATA_DIR].")] = None,
-    tenant: Annotated[str | None, typer.Option(help="Tenant [env GRAPHCTX_TENANT_ID].")] = None,
-    namespace: Annotated[str | None, typer.Option(help="Namespace [env GRAPHCTX_NAMESPACE].")] = None,
+    data_dir: Annotated[Path | None, typer.Option(help=f"Data directory {_env('DATA_DIR')}.")] = None,
+    tenant: Annotated[str | None, typer.Option(help=f"Tenant {_env('TENANT_ID')}.")] = None,
+    namespace: Annotated[str | None, typer.Option(help=f"Namespace {_env('NAMESPACE')}.")] = None,
+    verbose: Annotated[
+        int, typer.Option("--verbose", "-v", count=True, help="More log lines on stderr (-vv, -vvv: more).")
+    ] = 0,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="Only errors on stderr: no progress bars, no notes.")
+    ] = False,
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
 ) -> None:
     # every file this process creates is private (0600, directories 0700), whatever the caller's umask
+    from graphctx.datadir import PRIVATE_UMASK
+
     os.umask(PRIVATE_UMASK)
+    _logging(verbose, quiet)
+    _QUIET[0] = quiet
     ctx.obj = Context(data_dir, tenant, namespace)
 
 
@@ -86,6 +205,8 @@ def _service(
 
     Read commands open every store read-only: they never create the data directory and work while
     `graphctx serve` (or another writer) holds it."""
+    from graphctx.service import ContextService
+
     try:
         settings = ctx.obj.settings(**extra)
         scope = Scope(settings.tenant_id, settings.namespace)
@@ -105,6 +226,13 @@ def _fail(exc: GraphctxError, as_json: bool) -> None:
     else:
         err.print(f"error [{exc.code}]: {exc.message}", style="red", markup=False, highlight=False)
     raise typer.Exit(exc.exit_status)
+
+
+def dumps(data: Any) -> str:
+    """The canonical JSON every transport returns (graphctx.envelope.dumps, imported when needed)."""
+    from graphctx.envelope import dumps as canonical
+
+    return canonical(data)
 
 
 def _emit(as_json: bool, data: dict[str, Any], human: Callable[[], None]) -> None:
@@ -191,6 +319,8 @@ def answer(
 ) -> None:
     """A read operation exactly as HTTP and MCP run it: the same request model (so an out-of-range
     depth or limit is the same `invalid_input`, never clamped), then the same handler."""
+    from graphctx.api import OPERATIONS, parse_request
+
     with _service(ctx, as_json, mode="read") as (service, scope):
         operation = OPERATIONS[op]
         request = parse_request(operation.request, {k: v for k, v in payload.items() if v is not None})
@@ -277,13 +407,15 @@ def _stop_on_interrupt() -> Iterator[Callable[[], bool]]:
 
 @contextmanager
 def _progress(quiet: bool) -> Iterator[Progress]:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     bar = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         console=err,
-        disable=quiet or not err.is_terminal,
+        disable=quiet or _QUIET[0] or not err.is_terminal,
     )
     with bar:
         yield bar
@@ -320,6 +452,8 @@ def reconcile(ctx: typer.Context, as_json: JsonFlag = False) -> None:
 @app.command()
 def status(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     """What the scope holds and how the stores are doing (pending work, who writes the directory)."""
+    from graphctx.datadir import exposure_warning
+
     with _service(ctx, as_json, mode="read") as (service, scope):
         report = service.status(scope)
         warning = exposure_warning(service.settings.data_dir) if report["exposed"] else None
@@ -350,6 +484,8 @@ def demo(
     as_json: JsonFlag = False,
 ) -> None:
     """Load the bundled sample memory into a fresh data directory and run a few recalls."""
+    import tempfile
+
     from graphctx.demo import sample_path
 
     target = data_dir or Path(tempfile.mkdtemp(prefix="graphctx-demo-"))
@@ -385,8 +521,8 @@ def demo(
 @app.command()
 def serve(
     ctx: typer.Context,
-    host: Annotated[str | None, typer.Option(help="Address to listen on [env GRAPHCTX_HTTP_HOST].")] = None,
-    port: Annotated[int | None, typer.Option(help="Port to listen on [env GRAPHCTX_HTTP_PORT].")] = None,
+    host: Annotated[str | None, typer.Option(help=f"Address to listen on {_env('HTTP_HOST')}.")] = None,
+    port: Annotated[int | None, typer.Option(help=f"Port to listen on {_env('HTTP_PORT')}.")] = None,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
     workers: Annotated[
         int | None,
@@ -400,6 +536,8 @@ def serve(
 ) -> None:
     """Serve the HTTP API (POST /v1/<operation>, API keys, OpenAPI at /docs) and MCP at /mcp on the
     configured stores, under the limits of GRAPHCTX_HTTP_* and GRAPHCTX_MCP_* (docs/operations.md)."""
+    from graphctx import registry
+    from graphctx.service import ContextService
     from graphctx.transports import server
 
     overrides: dict[str, Any] = {}
@@ -450,6 +588,8 @@ def serve(
 
 
 def _warn_exposed(data_dir: Path) -> None:
+    from graphctx.datadir import exposure_warning
+
     warning = exposure_warning(data_dir)
     if warning:
         err.print(warning, style="bold red", markup=False, highlight=False)
@@ -471,6 +611,8 @@ app.add_typer(keys_app, name="keys")
 
 @contextmanager
 def _key_store(ctx: typer.Context, as_json: bool) -> Iterator[KeyStore]:
+    from graphctx import registry
+
     try:
         settings = ctx.obj.settings()
         store: KeyStore = registry.factory("keys", settings.key_store_backend)(settings)
@@ -507,6 +649,8 @@ def keys_create(
     as_json: JsonFlag = False,
 ) -> None:
     """Create an API key for one tenant; print its token once (only a hash is stored)."""
+    from graphctx.auth import Principal
+
     with _key_store(ctx, as_json) as store:
         if not name.strip() or len(name) > 200:
             raise InputError("--name must be 1-200 characters", field="name")
@@ -535,6 +679,8 @@ def keys_list(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     if as_json:
         sys.stdout.write(dumps(rows) + "\n")
         return
+    from rich.table import Table
+
     table = Table("key id", "name", "tenant", "namespaces", "graphs", title="active API keys")
     for r in rows:
         table.add_row(
@@ -585,4 +731,5 @@ def mcp_stdio(ctx: typer.Context) -> None:
 
 from graphctx.cli import certify as _certify  # noqa: E402, F401  (registers certify)
 from graphctx.cli import code as _code  # noqa: E402, F401  (registers search, symbol, callers, callees, impact)
+from graphctx.cli import config as _config  # noqa: E402, F401  (registers config)
 from graphctx.cli import index as _index  # noqa: E402, F401  (registers index)

@@ -8,16 +8,19 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.text import Text
 
 from graphctx import bounds
 from graphctx.cli import Ids, JsonFlag, Tokens, _fail, answer, app, render
-from graphctx.code.ops import DEFAULT_LIMIT
 from graphctx.errors import BoundExceeded, GraphctxError, InputError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+DEFAULT_LIMIT = bounds.PER_DIRECTION_LIMIT
+"""graphctx.code.ops.DEFAULT_LIMIT, named here so that `--help` does not import the code operations."""
 
 Graph = Annotated[
     str | None, typer.Option("--graph", help="Read the shared code graph with this id instead of the tenant.")
@@ -179,6 +182,8 @@ def _path(card: dict[str, Any]) -> str:
 
 def _entry(console: Console, card: dict[str, Any], indent: str = "  ", sites_in: str = "") -> None:
     """One card; `sites_in`: the file its call lines are in (the caller's, or the subject's)."""
+    from rich.text import Text
+
     line = Text(indent)
     line.append(card.get("qualified_name", card["name"]), style="bold")
     if "type" in card:
@@ -210,6 +215,8 @@ def _entry(console: Console, card: dict[str, Any], indent: str = "  ", sites_in:
 
 
 def code_envelope(console: Console, env: dict[str, Any]) -> None:
+    from rich.text import Text
+
     """Subject, then each section with its counts; the shared footer (omissions, budget) after."""
     if "subject" in env:
         console.print(Text("subject", style="bold cyan"))

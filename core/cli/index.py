@@ -11,15 +11,16 @@ Imported at the end of graphctx.cli, whose app this command joins."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 
 from graphctx.cli import JsonFlag, _emit, _progress, _service, app, out
-from graphctx.code.indexer import IndexReport
 from graphctx.errors import InputError, NotFound
 from graphctx.scope import shared_scope
+
+if TYPE_CHECKING:
+    from graphctx.code.indexer import IndexReport
 
 ROWS = (
     ("repository", "repo"),
@@ -107,6 +108,8 @@ def index(
 
 
 def _repos(repos: list[dict[str, Any]]) -> None:
+    from rich.table import Table
+
     table = Table("repository", "root", "import roots", "summary", title="repositories")
     for r in repos:
         table.add_row(str(r["repo"]), str(r["root"]), str(r["layout"]) or "-", str(r["summary"]))
@@ -122,6 +125,8 @@ def _removed(removed: dict[str, Any]) -> None:
 
 
 def _summary(report: IndexReport, data: dict[str, Any]) -> None:
+    from rich.table import Table
+
     data = {**data, "roots_text": "; ".join(report.roots) or "-"}
     table = Table("", "", title=f"indexed {report.root}", show_header=False)
     for label, key in ROWS:

@@ -1,0 +1,69 @@
+"""`graphctx config`: every effective setting, its value and where it came from.
+
+Imported at the end of graphctx.cli, whose app this command joins."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import typer
+
+from graphctx.cli import JsonFlag, _fail, app, dumps, out
+from graphctx.errors import GraphctxError
+
+
+def _shown(value: Any) -> Any:
+    from pydantic import SecretStr
+
+    if isinstance(value, SecretStr):
+        return "**********" if value.get_secret_value() else ""
+    if isinstance(value, list | dict | str | int | float | bool) or value is None:
+        return value
+    return str(value)
+
+
+@app.command()
+def config(ctx: typer.Context, as_json: JsonFlag = False) -> None:
+    """Every effective setting and where it came from: a flag, GRAPHCTX_* in the environment, a
+    graphctx.toml (in the data directory, then $XDG_CONFIG_HOME/graphctx), or the default."""
+    from rich.table import Table
+
+    from graphctx.settings import ENV_PREFIX, Settings, config_paths, sources, user_config_file
+
+    try:
+        settings = ctx.obj.settings()
+        origin = sources(ctx.obj.overrides)
+        files = [str(path) for path in config_paths(ctx.obj.overrides)]
+    except GraphctxError as exc:
+        _fail(exc, as_json)
+    rows = {
+        name: {
+            "value": _shown(getattr(settings, name)),
+            "source": origin[name],
+            "env": f"{ENV_PREFIX}{name.upper()}",
+        }
+        for name in Settings.model_fields
+    }
+    candidates = [str(settings.data_dir / "graphctx.toml"), str(user_config_file())]
+    if as_json:
+        sys.stdout.write(dumps({"settings": rows, "files": files, "searched": candidates}) + "\n")
+        return
+    table = Table(title="effective settings", title_justify="left")
+    for column in ("setting", "value", "source"):
+        table.add_column(column, overflow="fold")  # a path is shown whole, folded if need be
+    for name, row in rows.items():
+        source = row["source"].replace("override", "flag")
+        value = row["value"] if isinstance(row["value"], str) else json.dumps(row["value"])
+        table.add_row(name, value, source, style=None if source == "default" else "bold")
+    out.print(table, markup=False, highlight=False)
+    for path in candidates:
+        state = "read" if path in files else "absent"
+        out.print(f"config file {path}: {state}", markup=False, highlight=False)
+    out.print(
+        f"Each setting NAME is also {ENV_PREFIX}NAME in the environment (lists and maps as JSON) and "
+        "`name = ...` in a graphctx.toml.",
+        markup=False,
+        highlight=False,
+    )
