@@ -181,6 +181,15 @@ class Entity(_Frozen):
     def display_name(self) -> str:
         return self.qualified_name or self.name
 
+    def identity(self) -> str:
+        """The selector that resolves to this entity unless another in its scope shares its qualified
+        name or path::name: that one, else the id (which always resolves to exactly this entity)."""
+        if self.qualified_name:
+            return self.qualified_name
+        if self.path:
+            return f"{self.path}::{self.name}"
+        return self.id
+
 
 class Fact(_Frozen):
     """subject -[predicate]-> object (an entity) and/or a literal value, valid over [valid_from, valid_to)."""

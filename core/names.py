@@ -19,11 +19,7 @@ MAX_CANDIDATES = 20
 def identity(entity: Entity, clash: bool) -> str:
     """The string that resolves to exactly this entity: qualified name or path::name when unique,
     else the id."""
-    if entity.qualified_name and not clash:
-        return entity.qualified_name
-    if entity.path and not clash:
-        return f"{entity.path}::{entity.name}"
-    return entity.id
+    return entity.id if clash else entity.identity()
 
 
 def _find(graph: GraphStore, scope: Scope, value: str, fields: tuple[ExactField, ...]) -> list[Entity]:

@@ -18,7 +18,7 @@ from graphctx.code.indexer import Indexer, IndexProgress, IndexReport, check_exc
 from graphctx.code.ops import DEFAULT_LIMIT, CodeOps
 from graphctx.code.repos import list_repositories
 from graphctx.datadir import Mode, exposed, writer_pid
-from graphctx.envelope import Budget, Option, open_envelope
+from graphctx.envelope import Budget, Option, call, open_envelope
 from graphctx.errors import BackendUnavailable, ReadOnly, WriteIncomplete, from_validation
 from graphctx.kernel.reads import batches, facts_of
 from graphctx.kernel.rules import endpoints
@@ -278,9 +278,12 @@ class ContextService:
             )
             budget.place("edges", [(e.id, [Option(_edge(e, names))]) for e in edges], required=len(edges))
         else:
+            missed = f"No path within {params.max_depth} hops; "
             envelope["follow_up"] = (
-                f"No path within {params.max_depth} hops; try `neighbourhood` on {start.display_name()!r}."
+                missed + "see what surrounds the start: " + call("neighbourhood", name=start.identity())
             )
+            if not budget.fits():  # a long name
+                envelope["follow_up"] = missed + "try `neighbourhood` on the start."
         envelope["isolation"] = {"rejected": isolation.rejected}
         return budget.finish(watch.total())
 

@@ -6,6 +6,7 @@ import importlib.util
 import json
 import logging
 import os
+import shlex
 import signal
 import sys
 from collections.abc import Callable, Iterator
@@ -106,6 +107,9 @@ class Context:
         if namespace is not None:
             overrides["namespace"] = namespace
         self.overrides = overrides
+        flags = {"data_dir": "--data-dir", "tenant_id": "--tenant", "namespace": "--namespace"}
+        self.command = ["graphctx", *(x for k, v in overrides.items() for x in (flags[k], str(v)))]
+        """How a follow-up command starts: the program and the global options this one was given."""
 
     def settings(self, **extra: Any) -> Settings:
         from pydantic import ValidationError
@@ -325,6 +329,8 @@ def answer(
         operation = OPERATIONS[op]
         request = parse_request(operation.request, {k: v for k, v in payload.items() if v is not None})
         env = operation.handler(service, shared_scope(graph) if graph else scope, request)
+    if not as_json:
+        render.COMMAND[:] = ctx.obj.command
     _emit(as_json, env, lambda: human(out, env))
 
 
@@ -479,42 +485,69 @@ DEMO_QUERIES = ("who owns checkout-api", "payment latency incident", "why did we
 def demo(
     ctx: typer.Context,
     data_dir: Annotated[
-        Path | None, typer.Option(help="Fresh directory for the demo (default: a new temp dir).")
+        Path | None, typer.Option(help="Fresh directory for the demo, kept (default: a new temp dir).")
     ] = None,
+    keep: Annotated[
+        bool, typer.Option("--keep", help="Keep the temporary data directory to explore it afterwards.")
+    ] = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """Load the bundled sample memory into a fresh data directory and run a few recalls."""
+    """Load the bundled sample memory into a fresh data directory and run a few recalls, saying which
+    backends answered. A temporary directory is removed at the end unless --keep."""
+    import shutil
     import tempfile
 
     from graphctx.demo import sample_path
 
+    temporary = data_dir is None
     target = data_dir or Path(tempfile.mkdtemp(prefix="graphctx-demo-"))
-    if target.exists() and any(target.iterdir()):
+    if not temporary and target.exists() and any(target.iterdir()):
         _fail(InputError(f"{target} is not empty; the demo needs a fresh data directory"), as_json)
+    kept = keep or not temporary
+    scope_flags = ["--data-dir", str(target), "--tenant", "demo", "--namespace", "default"]
     answers = []
-    with _service(ctx, as_json, mode="write", data_dir=target, tenant_id="demo", namespace="default") as (
-        service,
-        scope,
-    ):
-        with sample_path().open(encoding="utf-8") as fh, _progress(as_json) as bar:
-            task = bar.add_task("loading sample memory", total=_count_lines(sample_path()))
-            loaded = service.remember_jsonl(scope, fh, progress=lambda n: bar.advance(task, n))
-        if not as_json:
-            out.print(f"[bold green]Loaded the sample memory into {target}[/bold green]", highlight=False)
-            render.report(out, "loaded", {"entities": loaded["entities"], "facts": loaded["facts"]})
-        for query in DEMO_QUERIES:
-            env = service.recall(scope, query)
-            answers.append({"query": query, "answer": env})
+    try:
+        with _service(ctx, as_json, mode="write", data_dir=target, tenant_id="demo", namespace="default") as (
+            service,
+            scope,
+        ):
+            backends = service.stores.describe()
             if not as_json:
-                out.rule(f"recall: {query}")
-                render.envelope(out, env)
+                fate = "kept" if kept else "temporary, removed at the end (--keep keeps it)"
+                out.print(
+                    f"demo data directory: {target} ({fate})", markup=False, highlight=False, soft_wrap=True
+                )
+                used = ", ".join(f"{k} {v}" for k, v in backends.items())
+                out.print(f"backends: {used}", markup=False, highlight=False, soft_wrap=True)
+            with sample_path().open(encoding="utf-8") as fh, _progress(as_json) as bar:
+                task = bar.add_task("loading sample memory", total=_count_lines(sample_path()))
+                loaded = service.remember_jsonl(scope, fh, progress=lambda n: bar.advance(task, n))
+            if not as_json:
+                render.COMMAND[:] = ["graphctx", *scope_flags]
+                render.report(
+                    out, "loaded", _flat({"entities": loaded["entities"], "facts": loaded["facts"]})
+                )
+            for query in DEMO_QUERIES:
+                env = service.recall(scope, query)
+                answers.append({"query": query, "answer": env})
+                if not as_json:
+                    out.rule(f"recall: {query}")
+                    render.envelope(out, env)
+    finally:
+        if not kept:
+            shutil.rmtree(target, ignore_errors=True)
     if as_json:
-        sys.stdout.write(dumps({"data_dir": str(target), "recalls": answers}) + "\n")
+        report = {"data_dir": str(target), "kept": kept, "backends": backends, "recalls": answers}
+        sys.stdout.write(dumps(report) + "\n")
+    elif kept:
+        try_it = shlex.join(["graphctx", *scope_flags, "explain", "checkout-api"])
+        out.print(f"\nTry: {try_it}", highlight=False, markup=False, soft_wrap=True)
     else:
         out.print(
-            f"\nTry: GRAPHCTX_DATA_DIR={target} GRAPHCTX_TENANT_ID=demo graphctx explain checkout-api",
+            f"\nRemoved {target}. To explore the sample afterwards: graphctx demo --keep",
             highlight=False,
             markup=False,
+            soft_wrap=True,
         )
 
 

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import json
+import shlex
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
+
+from graphctx.envelope import calls_in
+
+COMMAND = ["graphctx"]
+"""How this invocation was started (the program and its global options): a follow-up is printed
+as a command line that starts the same way, so it runs against the same data and scope."""
+POSITIONAL = {"query": 0, "name": 0, "source": 0, "target": 1}
+"""Arguments the CLI takes by position; every other one is `--kebab-case value`."""
 
 
 def _fact_text(line: dict[str, Any]) -> str:
@@ -79,9 +89,12 @@ def envelope(console: Console, env: dict[str, Any]) -> None:
     if env.get("found") is False:
         console.print("no path found", style="yellow")
     for om in env.get("omissions", []):
-        console.print(f"omitted: {om}", style="yellow", markup=False)
-    if env.get("follow_up"):
-        console.print(f"next: {env['follow_up']}", style="green", markup=False)
+        console.print(
+            f"omitted: {omission(om)}", style="yellow", markup=False, highlight=False, soft_wrap=True
+        )
+    if env.get("follow_up"):  # one line whatever the width, so that the command can be copied whole
+        next_step = follow_up(env["follow_up"], env["scope"])
+        console.print(f"next: {next_step}", style="green", markup=False, highlight=False, soft_wrap=True)
     legs = env.get("legs")
     if legs:
         console.print("legs: " + ", ".join(f"{k}={v.get('status')}" for k, v in legs.items()), style="dim")
@@ -110,3 +123,51 @@ def candidates(console: Console, message: str, cands: list[dict[str, Any]]) -> N
     for c in cands:
         table.add_row(c["identity"], c["name"], c["type"], c.get("path", ""), c.get("summary", ""))
     console.print(table)
+
+
+_REASONS = {
+    "budget": "to fit the token budget",
+    "limit": "by a limit",
+    "deadline": "when the deadline passed",
+}
+
+
+def omission(om: dict[str, Any]) -> str:
+    """One omission record as a sentence: how many of what, of which entry, why, and the first names."""
+    count = om.get("count")
+    reason = om.get("reason", "")
+    if om.get("what") == "summary":  # an entry's summary is shortened, not dropped
+        return f"summary of {om.get('of', 'an entry')} shortened {_REASONS.get(reason, reason)}".rstrip()
+    amount = "some" if count is None else f"at least {count}" if om.get("at_least") else str(count)
+    what = str(om.get("what", "entries")).replace("_", " ")
+    text = f"{amount} {what}"
+    if om.get("unit"):
+        text += f" ({om['unit']})"
+    if om.get("of"):
+        text += f" of {om['of']}"
+    text += f" left out {_REASONS.get(reason, reason)}".rstrip()
+    if reason == "limit" and "limit" in om:
+        text += f" of {om['limit']}"
+    if om.get("names"):
+        text += ": " + ", ".join(om["names"]) + ("…" if count and count > len(om["names"]) else "")
+    return text
+
+
+def follow_up(text: str, scope: dict[str, str]) -> str:
+    """The follow-up with each call it names (`op {json}`) written as the command line that runs it."""
+    for op, args in calls_in(text):
+        text = text.replace(f"`{op} {json.dumps(args, ensure_ascii=False)}`", command(op, args, scope))
+    return text
+
+
+def command(op: str, args: dict[str, Any], scope: dict[str, str]) -> str:
+    positional: list[str] = []
+    options: list[str] = []
+    for key, value in args.items():
+        if key in POSITIONAL:
+            positional.insert(POSITIONAL[key], str(value))
+        else:
+            options += [f"--{key.replace('_', '-')}", str(value)]
+    if scope.get("graph_id") and op in ("search", "symbol", "callers", "callees", "impact"):
+        options += ["--graph", scope["graph_id"]]
+    return shlex.join([*COMMAND, op, *positional, *options])

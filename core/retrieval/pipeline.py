@@ -10,7 +10,7 @@ from typing import Any
 
 from graphctx import bounds
 from graphctx.clock import Clock, iso
-from graphctx.envelope import ENVELOPE_VERSION, Budget, Option
+from graphctx.envelope import ENVELOPE_VERSION, Budget, Option, call
 from graphctx.errors import DeadlineExceeded, GraphctxError, InvalidVector
 from graphctx.kernel.ports import LexicalHit, VectorHit
 from graphctx.kernel.stores import Stores
@@ -64,6 +64,8 @@ class Deadline:
 
 
 FOLLOW_UP_CHARS = 120
+"""Room kept for the follow-up: a complete call with a selector of up to about 50 characters (the
+answer must fit 256 tokens); a longer one is worded without the call."""
 STAGES = ("exact", "legs", "hydrate", "fuse", "expand", "budget")
 
 
@@ -195,9 +197,10 @@ class Retriever:
         budget.place("items", entries)
         if related:
             budget.place("related", [(r["name"], [Option(r)]) for r in related])
-        envelope["follow_up"] = self._follow_up(envelope, legs)
-        if not budget.fits():  # a name full of escaped characters can outgrow the reserved room
-            envelope["follow_up"] = "Cut to fit the budget; `explain` one entity to see it in full."
+        first = selected[0].entity if selected else None
+        envelope["follow_up"] = self._follow_up(envelope, legs, query, first)
+        if not budget.fits():  # a long name or query (or escaped characters) outgrew the reserved room
+            envelope["follow_up"] = self._follow_up(envelope, legs, None, None)
         budget.require_fit("the envelope")
         watch.lap("budget", t)
         return budget.finish(watch.total())
@@ -368,14 +371,27 @@ class Retriever:
         }
 
     @staticmethod
-    def _follow_up(envelope: dict[str, Any], legs: dict[str, Any]) -> str | None:
+    def _follow_up(
+        envelope: dict[str, Any], legs: dict[str, Any], query: str | None, first: Entity | None
+    ) -> str | None:
+        """The next call to make, complete with its arguments; without `query` / `first` (a long
+        one outgrew the envelope's FOLLOW_UP_CHARS of room) the same advice in words."""
         items = envelope["items"]
         if not items and envelope["omissions"]:
-            return "Every match was cut to fit the budget; retry with a larger max_tokens."
+            more = min(bounds.MAX_TOKENS, envelope["budget"]["max_tokens"] * 2)
+            if query is None:
+                return f"Every match was cut to fit the budget; retry with max_tokens {more}."
+            return "Every match was cut to fit the budget; retry with more: " + call(
+                "recall", query=query, max_tokens=more
+            )
         if not items:
             return "No evidence in this scope; retry with an exact name, alias or identifier."
         if envelope["omissions"]:
-            return f"Cut to fit the budget; `explain` {items[0]['name'][:48]!r} shows one entity in full."
+            if first is None:
+                return "Cut to fit the budget; `explain` the first item to see it in full."
+            return "Cut to fit the budget; see the first item in full: " + call(
+                "explain", name=first.identity()
+            )
         if legs.get("dense", {}).get("status") not in ("ok", "disabled"):
             return "The dense leg was unavailable, so these are lexical and exact matches only."
         return None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from graphctx.envelope import calls_in
 from graphctx.errors import AmbiguousName, InputError, NotFound
 from tests.conftest import TENANT_A
 from tests.service.memory_data import load
@@ -71,6 +72,9 @@ def test_path_uses_only_facts_valid_now(loaded):
 def test_no_path_within_the_hop_limit(loaded):
     env = loaded.path(TENANT_A, "redis-sessions", "Commerce Platform", max_depth=2)
     assert env["found"] is False and env["follow_up"]
+    [(op, args)] = calls_in(env["follow_up"])  # the complete call to make next
+    assert op == "neighbourhood"
+    assert loaded.neighbourhood(TENANT_A, **args)["subject"]["name"] == "redis-sessions"
 
 
 def test_forget_invalidates_facts_and_deletes_entities(loaded):

@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from graphctx.envelope import dumps, size_bytes
+from graphctx.envelope import calls_in, dumps, size_bytes
 from graphctx.errors import BoundExceeded, InputError
 from tests.conftest import TENANT_A
 from tests.service.memory_data import load
@@ -170,7 +170,7 @@ def test_a_budget_that_cuts_every_match_says_so(service):
     env = service.recall(TENANT_A, "bigname-" + "x" * 1000, max_tokens=256)
     assert env["items"] == []
     assert env["omissions"][0]["what"] == "items" and env["truncated"] is True
-    assert "larger max_tokens" in env["follow_up"]
+    assert "max_tokens 512" in env["follow_up"]  # the 1 KiB query is too long to repeat in the call
 
 
 @pytest.mark.parametrize("query", ["checkout-api", "INC-2041 checkout latency spike", "payments"])
@@ -193,3 +193,48 @@ def test_neighbourhood_names_cut_edges_within_budget(service):
     for tokens in (256, 400, 800):
         env = service.neighbourhood(TENANT_A, "checkout-api", depth=2, max_tokens=tokens)
         assert size_bytes(env) <= tokens * 4 and env["truncated"]
+
+
+def _sample(service):
+    from graphctx.demo import sample_path
+
+    with sample_path().open(encoding="utf-8") as fh:
+        service.remember_jsonl(TENANT_A, fh)
+
+
+def test_a_cut_recall_names_the_complete_call_that_shows_its_first_item(service):
+    _sample(service)
+    env = service.recall(TENANT_A, "who owns checkout-api", depth=2, max_tokens=700)
+    assert env["omissions"] and env["items"]
+    [(op, args)] = calls_in(env["follow_up"])
+    assert op == "explain"
+    assert service.explain(TENANT_A, **args)["subject"]["name"] == env["items"][0]["name"]
+
+
+def test_the_follow_up_call_resolves_an_ambiguous_or_long_name_whole(service):
+    long_name = "payments-" + "very-long-service-name-" * 3  # over the 48 characters once kept
+    service.remember(
+        TENANT_A,
+        [
+            {"id": "api-1", "name": long_name, "type": "service", "summary": "first " + "w " * 300},
+            {"id": "api-2", "name": long_name, "type": "service", "summary": "second " + "w " * 300},
+        ],
+    )
+    env = service.recall(TENANT_A, long_name, max_tokens=500)
+    assert env["omissions"] and env["items"]
+    [(op, args)] = calls_in(env["follow_up"])
+    assert op == "explain" and len(args["name"]) < 48 <= len(long_name)  # the id, never a cut name
+    explained = service.explain(TENANT_A, **args)  # the plain name would be ambiguous_name
+    assert explained["subject"]["name"] == long_name
+    assert explained["subject"]["summary"].startswith(env["items"][0]["summary"].rstrip("…"))
+
+
+def test_a_recall_whose_every_match_was_cut_names_the_recall_to_retry(service):
+    service.remember(
+        TENANT_A, [{"id": "big", "name": "bigname", "summary": "x" * 4000, "aliases": ["y" * 900]}]
+    )
+    env = service.recall(TENANT_A, "bigname", max_tokens=256)
+    assert env["items"] == [] and env["omissions"]
+    [(op, args)] = calls_in(env["follow_up"])
+    assert (op, args) == ("recall", {"query": "bigname", "max_tokens": 512})
+    assert service.recall(TENANT_A, **args)["budget"]["max_tokens"] == 512
