@@ -9,6 +9,7 @@ when a later release adds one. `ANSWERS` maps each operation of the catalogue to
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -332,7 +333,10 @@ class StatusReport(Shape):
     backends: Provenance
     graph: GraphCounts
     lexical_docs: int
-    vectors: int
+    vectors: int | None = Field(
+        description="null when this process has no vector index open (a read beside the writer).",
+        json_schema_extra={NULLABLE: True},
+    )
     as_of: str
     # the host's business: the Python API and the CLI show them, the network transports do not
     data_dir: str | None = None
@@ -394,3 +398,12 @@ def _compact(node: Any, absent_not_null: bool) -> Any:
             else:
                 out["anyOf"] = rest
     return out
+
+
+def parse(op: str, data: Mapping[str, Any]) -> Shape:
+    """An answer of operation `op` (a dict from ContextService or any transport) as its typed model,
+    validated: `parse("recall", service.recall(scope, q)).items[0].name`."""
+    model = ANSWERS.get(op)
+    if model is None:
+        raise KeyError(f"no operation named {op[:40]!r}")
+    return model.model_validate(dict(data))

@@ -19,7 +19,6 @@ import anyio
 import httpx2
 import pytest
 from fastapi import FastAPI
-from jsonschema import Draft202012Validator
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
@@ -37,6 +36,7 @@ from tests.code.ops_graph import load_code
 from tests.conftest import TENANT_A, TENANT_B, fixed_clock, make_settings
 from tests.service.memory_data import load
 from tests.transports.live import LiveServer
+from tests.transports.schemas import check
 
 pytestmark = pytest.mark.anyio
 
@@ -278,23 +278,8 @@ async def test_the_server_sends_its_instructions(world):
         assert client.instructions == INSTRUCTIONS
 
 
-def _strict(schema: Any) -> Any:
-    """The published schema with every declared object closed: an answer field the models do not
-    declare fails validation."""
-    if isinstance(schema, list):
-        return [_strict(s) for s in schema]
-    if not isinstance(schema, dict):
-        return schema
-    closed = {k: _strict(v) for k, v in schema.items()}
-    if "properties" in closed:
-        closed["additionalProperties"] = False
-    return closed
-
-
 def check_against_schema(tool: str, data: dict[str, Any]) -> None:
-    schema = _strict(schema_of(ANSWERS[tool]))
-    errors = sorted(Draft202012Validator(schema).iter_errors(data), key=lambda e: list(e.path))
-    assert not errors, f"{tool}: {errors[0].message} at {list(errors[0].path)}"
+    check(schema_of(ANSWERS[tool]), data, tool)
 
 
 def test_an_answer_field_the_models_do_not_declare_fails_the_schema_check(world):
