@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
-import json
+import importlib
 import logging
 import os
 import shlex
@@ -73,20 +72,19 @@ class _LazyConsole:
         setattr(self._made(), name, value)
 
 
-def _lazy_module(name: str) -> ModuleType:
-    """Import `name` when one of its attributes is first used (importlib's LazyLoader)."""
-    spec = importlib.util.find_spec(name)
-    assert spec is not None and spec.loader is not None
-    spec.loader = importlib.util.LazyLoader(spec.loader)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+class _LazyModule:
+    """A module imported when one of its attributes is first used (`--help` needs none of them)."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(importlib.import_module(self._name), attr)
 
 
 out = cast("Console", _LazyConsole())
 err = cast("Console", _LazyConsole(stderr=True, soft_wrap=True))  # error lines stay whole for grep and logs
-render = _lazy_module("graphctx.cli.render")
+render = cast("ModuleType", _LazyModule("graphctx.cli.render"))
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print the canonical JSON answer.")]
 Tokens = Annotated[int | None, typer.Option("--max-tokens", help="Token budget (normalised to 256-20000).")]
@@ -356,6 +354,8 @@ def remember(
         if file is not None:
             report = _load(service, scope, file, as_json)
         else:
+            import json
+
             try:
                 ents = [json.loads(e) for e in entity or []]
                 facts = [json.loads(f) for f in fact or []]
