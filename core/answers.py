@@ -10,7 +10,7 @@ when a later release adds one. `ANSWERS` maps each operation of the catalogue to
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -111,11 +111,23 @@ class Node(Card):
     depth: int | None = None
 
 
-class CallEntry(Card):
-    call_sites: list[str] | None = Field(default=None, description='"path:line" of each call.')
-    more_call_sites: int | None = None
+class CodeEntry(Shape):
+    """A symbol in a code answer: its qualified name and where it is; the subject adds type,
+    signature and summary, entries of a call walk the call lines."""
+
+    name: str = Field(description="The qualified name.")
+    id: str | None = Field(default=None, description="Opaque; only with include_ids.")
+    at: str | None = Field(default=None, description='"path:first-last" of its definition, or a file.')
+    type: str | None = None
+    def_line: int | None = Field(default=None, description="The `def` line when decorators come first.")
+    signature: str | None = None
+    summary: str | None = None
+    test: bool | None = Field(default=None, description="A test (among callers).")
+    run: str | None = Field(default=None, description="impact: the test's pytest node id.")
     depth: int | None = None
     via: list[str] | None = Field(default=None, description="depth 2: the depth-1 entries it connects to.")
+    lines: list[int] | None = Field(default=None, description="The call lines.")
+    more_lines: int | None = None
 
 
 class Leg(Shape):
@@ -154,24 +166,25 @@ class Isolation(Shape):
 
 
 class Provenance(Shape):
+    """The stores that answered: graph-only operations (the code operations) name the graph alone."""
+
     graph: str
-    lexical: str
-    vector: str
-    embedder: str
+    lexical: str | None = None
+    vector: str | None = None
+    embedder: str | None = None
     catalog: int = Field(description="Template catalogue version.")
+
+
+class Counted(Shape):
+    tokenizer: str
+    used_tokens: int
 
 
 class BudgetOut(Shape):
     max_tokens: int
-    used_tokens: int
+    used_tokens: int = Field(description="ceil(JSON bytes / 4) of the whole answer.")
     unused_tokens: int | None = None
-
-
-class DirectionCount(Shape):
-    shown: int
-    found: int
-    total: int | None = Field(default=None, description="All there are, when a limit cut some.")
-    more_edges: int | None = Field(default=None, description="At least this many more, cut by a limit.")
+    counted: Counted | None = Field(default=None, description="A pinned tokenizer's count, when configured.")
 
 
 class Changed(Shape):
@@ -240,29 +253,35 @@ class SearchAnswer(Envelope):
     coverage: Coverage
 
 
+DirectionCounts = Annotated[
+    dict[str, int],
+    Field(description="Entries per direction: those shown, or all there are when a limit cut some."),
+]
+
+
 class SymbolAnswer(Envelope):
     op: Literal["symbol"]
-    subject: Card
-    callers: list[CallEntry]
-    callees: list[CallEntry]
-    tests: list[CallEntry]
-    counts: dict[str, DirectionCount]
+    subject: CodeEntry
+    callers: list[CodeEntry]
+    callees: list[CodeEntry]
+    tests: list[CodeEntry] = Field(description="Tests that reach it other than by calling it.")
+    counts: DirectionCounts
 
 
 class CallersAnswer(Envelope):
     op: Literal["callers"]
-    subject: Card
+    subject: CodeEntry
     depth: int
-    callers: list[CallEntry]
-    counts: dict[str, DirectionCount]
+    callers: list[CodeEntry]
+    counts: DirectionCounts
 
 
 class CalleesAnswer(Envelope):
     op: Literal["callees"]
-    subject: Card
+    subject: CodeEntry
     depth: int
-    callees: list[CallEntry]
-    counts: dict[str, DirectionCount]
+    callees: list[CodeEntry]
+    counts: DirectionCounts
 
 
 class ImpactAnswer(Envelope):
@@ -270,10 +289,10 @@ class ImpactAnswer(Envelope):
     changed: Changed
     depth: int
     unknown: list[UnknownFile] = Field(description="Changed files this graph does not hold.")
-    affected: list[CallEntry] = Field(description="Symbols the change touches.")
-    callers: list[CallEntry]
-    tests: list[CallEntry]
-    counts: dict[str, DirectionCount]
+    affected: list[CodeEntry] = Field(description="Symbols the change touches.")
+    callers: list[CodeEntry]
+    tests: list[CodeEntry] = Field(description="The tests to run, each with `run`.")
+    counts: DirectionCounts
 
 
 # -- reports ------------------------------------------------------------------------------------
@@ -342,6 +361,7 @@ class StatusReport(Shape):
     data_dir: str | None = None
     mode: str | None = None
     writer_pid: int | None = Field(default=None, json_schema_extra={NULLABLE: True})
+    exposed: list[str] | None = Field(default=None, description="What others can read in the data directory.")
     pending_index_work: int | None = None
 
 
