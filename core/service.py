@@ -14,8 +14,9 @@ from pydantic import ValidationError
 
 from graphctx import bounds, registry, timeline
 from graphctx.clock import Clock, iso, utc_now
-from graphctx.code.indexer import Indexer, IndexProgress, IndexReport, check_excludes, check_roots
+from graphctx.code.indexer import Indexer, IndexProgress, check_excludes, check_roots
 from graphctx.code.ops import DEFAULT_LIMIT, CodeOps
+from graphctx.code.report import IndexReport
 from graphctx.code.repos import list_repositories
 from graphctx.datadir import Mode, exposed, writer_pid
 from graphctx.envelope import Budget, Option, call, open_envelope

@@ -20,7 +20,7 @@ from graphctx.errors import InputError, NotFound
 from graphctx.scope import shared_scope
 
 if TYPE_CHECKING:
-    from graphctx.code.indexer import IndexReport
+    from graphctx.code.report import IndexReport
 
 ROWS = (
     ("repository", "repo"),

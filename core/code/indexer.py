@@ -13,24 +13,21 @@ modules another repository in the scope provides resolve into it (graphctx.code.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
 from graphctx import bounds
 from graphctx.code import ids
-from graphctx.code.build import EVERY_MODULE, FileGraph, Stats, document_graph, module_graph, resolve_module
-from graphctx.code.external import ExternalModules
+from graphctx.code.build import EVERY_MODULE, FileGraph, document_graph
+from graphctx.code.frontend import FrontEnd
 from graphctx.code.ids import document_id, file_key, module_id
 from graphctx.code.layout import Layout, discover, is_test_path, project_name
 from graphctx.code.markdown import MentionIndex, parse_markdown
-from graphctx.code.pyparse import Module
+from graphctx.code.python import PythonFrontEnd
+from graphctx.code.report import IndexReport
 from graphctx.code.repos import PENDING_LAYOUT, Repository, list_repositories, repository_entity
-from graphctx.code.resolve import Resolver
-from graphctx.code.testmap import ExerciseMap
 from graphctx.code.walk import SourceFile, walk
-from graphctx.code.workspace import Workspace, reachable_from
 from graphctx.errors import GraphctxError, InputError, NotFound
 from graphctx.kernel.reads import batches, stored_hashes
 from graphctx.kernel.stores import Stores
@@ -64,50 +61,6 @@ MAX_ROOTS = 100
 PENDING = "sha256:pending"  # a file entity whose edges are being rewritten
 
 IndexProgress = Callable[[str, int, int], None]  # (phase, done, total)
-
-
-@dataclass
-class IndexReport:
-    root: str
-    repo: str = ""
-    roots: list[str] = field(default_factory=list)  # the import roots names were computed from
-    layout_notes: list[str] = field(default_factory=list)
-    layout_changed: bool = False  # names changed: every file was redone
-    legacy_removed: int = 0  # entities of the single-repository id scheme removed
-    dependents: dict[str, int] = field(default_factory=dict)  # other repositories' files re-resolved
-    files_seen: int = 0
-    files_parsed: int = 0
-    files_unchanged: int = 0
-    files_new: int = 0
-    files_changed: int = 0
-    files_deleted: int = 0
-    files_reresolved: int = 0  # unchanged files whose edges were recomputed
-    parse_errors: list[str] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
-    modules: int | None = None
-    symbols: int | None = None
-    edges: int | None = None
-    calls: int | None = None
-    resolved_calls: int | None = None
-    unresolved_calls: int | None = None
-    builtin_calls: int | None = None  # calls of Python builtins: neither edges nor unresolved
-    documents: int | None = None
-    sections: int | None = None
-    entities_written: int = 0
-    entities_deleted: int = 0
-    entities_recreated: int = 0
-    facts_written: int = 0
-    vector_skipped: int = 0
-    index_errors: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-
-    def as_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["parse_errors"] = self.parse_errors[:20]
-        data["parse_error_count"] = len(self.parse_errors)
-        data["skipped"] = self.skipped[:20]
-        data["skipped_count"] = len(self.skipped)
-        return data
 
 
 def _entity_key(e: Entity) -> tuple[str, str]:
@@ -257,14 +210,16 @@ class Indexer:
         )
         layout, report.layout_notes = discover(sorted(texts), texts.get, check_roots(roots))
         report.repo, report.roots = name, [r.describe() for r in layout.roots]
-        files = {
-            (module_id(name, f.relpath) if f.kind == "py" else document_id(name, f.relpath)): f
-            for f in walked.files
-            if f.kind in ("py", "md")
-        }
+        repositories = {r.name: r for r in list_repositories(self.stores.graph, scope)}
+        others = [r for n, r in repositories.items() if n != name]
+        python = PythonFrontEnd(
+            self.stores.graph, scope, name, layout, walked.files, report, others, exclude, self._tick
+        )
+        fronts: list[FrontEnd] = [python]
+        files = {i: f for front in fronts for i, f in front.units().items()}
+        files.update((document_id(name, f.relpath), f) for f in walked.files if f.kind == "md")
         report.files_seen = len(files)
         self._tick("scanning", 0, len(files))
-        repositories = {r.name: r for r in list_repositories(self.stores.graph, scope)}
         record = repositories.get(name)
         legacy = self._legacy(scope) if not repositories else []
         stored, code_files = self._code_ids(scope, name)
@@ -280,7 +235,7 @@ class Indexer:
         report.files_deleted = len(deleted)
         report.files_unchanged = len(files) - len(changed)
         if not changed and not deleted and not legacy and record is not None:
-            self._count_stored(report, stored)
+            self._count_stored(report, fronts, stored)
             if record.root != str(root):  # the same repository checked out elsewhere
                 self._register(scope, name, root, layout.fingerprint, layout, record)
             report.seconds = round(time.perf_counter() - started, 3)
@@ -293,32 +248,56 @@ class Indexer:
         # names marks its layout pending, so a run that dies midway redoes every file next time
         pending = record is None or report.layout_changed
         self._register(scope, name, root, PENDING_LAYOUT if pending else layout.fingerprint, layout, record)
-        others = [r for n, r in repositories.items() if n != name]
-        py_changes = {
-            layout.module(file_key(i).split(":", 2)[2]).name for i in changed | deleted if i.startswith("py:")
-        }
-        full = report.layout_changed or not any(i.startswith("py:") for i in stored)
-        build = _Build(self, scope, name, layout, files, report, py_changes, full, others, exclude)
-        graphs = build.graphs(stored, changed)
-        held = self._apply(scope, report, build, graphs, stored, changed, deleted, shas)
-        report.files_parsed = build.workspace.parsed_count + sum(1 for g in graphs.values() if g.kind == "md")
-        if full:
-            report.modules = sum(1 for g in graphs.values() if g.kind == "py")
-            report.symbols = sum(len(g.entities) for g in graphs.values() if g.kind == "py")
-            report.documents = sum(1 for g in graphs.values() if g.kind == "md")
+        for front in fronts:
+            full = report.layout_changed or not any(i.startswith(f"{front.lang}:") for i in stored)
+            front.begin(changed, deleted, full)
+        graphs = self._graphs(fronts, files, name, stored, changed)
+        held = self._apply(scope, report, name, fronts, graphs, stored, changed, deleted, shas)
+        documents = sum(1 for g in graphs.values() if g.kind == "md")
+        report.files_parsed = sum(f.parsed for f in fronts) + documents
+        for front in fronts:
+            front.count(report, graphs if front.full else None, held)
+        if python.full:
+            report.documents = documents
             report.sections = sum(len(g.entities) for g in graphs.values() if g.kind == "md")
             report.edges = sum(len(g.produced) + len(g.contains) for g in graphs.values())
-            report.calls, report.resolved_calls = build.stats.calls, build.stats.resolved
-            report.unresolved_calls, report.builtin_calls = build.stats.unresolved, build.stats.builtin
         else:
-            self._count_stored(report, held)
-        imports = build.external_imports()
+            self._count_documents(report, held)
+        imports = python.external_imports()
         self._register(scope, name, root, layout.fingerprint, layout, record, report, imports)
+        py_changes = python.changed_names
         provided = {n.split(".")[0] for n in py_changes} & layout.packages
         if provided and others:
             report.dependents = self._refresh_dependents(scope, name, py_changes, provided, exclude)
         report.seconds = round(time.perf_counter() - started, 3)
         return report
+
+    def _graphs(
+        self,
+        fronts: Sequence[FrontEnd],
+        files: dict[str, SourceFile],
+        repo: str,
+        stored: dict[str, str],
+        changed: set[str],
+    ) -> dict[str, FileGraph]:
+        """The desired graph of what this run must look at: each language's, and the documents
+        when code changed (their mentions depend on the whole symbol table)."""
+        graphs: dict[str, FileGraph] = {}
+        for front in fronts:
+            graphs.update(front.graphs(stored, changed))
+        known: dict[str, str] = {}
+        for front in fronts:
+            known.update(front.known(stored, graphs))
+        for g in graphs.values():
+            for e in [g.file_entity, *g.entities]:
+                if e.qualified_name:
+                    known[e.qualified_name] = e.id
+        mentions = MentionIndex(known)
+        code_changed = any(front.changed_names for front in fronts)
+        for key, f in files.items():
+            if f.kind == "md" and (code_changed or key in changed):
+                graphs[key] = document_graph(parse_markdown(f.relpath, f.data), f.sha, mentions, repo)
+        return graphs
 
     def _refresh_dependents(
         self, scope: Scope, name: str, changed: set[str], provided: set[str], exclude: Sequence[str]
@@ -351,10 +330,13 @@ class Indexer:
             shas = {i: e.source for i, e in code_files.items()}
             report = IndexReport(root=record.root, repo=record.name)
             others = [r for r in repositories if r.name != record.name]
-            build = _Build(self, scope, record.name, layout, files, report, changed, False, others, exclude)
-            graphs = build.graphs(stored, set())
+            python = PythonFrontEnd(
+                self.stores.graph, scope, record.name, layout, py, report, others, exclude, self._tick
+            )
+            python.reresolve(changed)
+            graphs = self._graphs([python], files, record.name, stored, set())
             if graphs:
-                self._apply(scope, report, build, graphs, stored, set(), set(), shas)
+                self._apply(scope, report, record.name, [python], graphs, stored, set(), set(), shas)
                 done[record.name] = report.files_reresolved
         return done
 
@@ -416,9 +398,13 @@ class Indexer:
         }
 
     @staticmethod
-    def _count_stored(report: IndexReport, stored: Collection[str]) -> None:
-        report.modules = sum(1 for i in stored if i.startswith("py:") and "::" not in i)
-        report.symbols = sum(1 for i in stored if i.startswith("py:") and "::" in i)
+    def _count_stored(report: IndexReport, fronts: Sequence[FrontEnd], stored: Collection[str]) -> None:
+        for front in fronts:
+            front.count(report, None, set(stored))
+        Indexer._count_documents(report, stored)
+
+    @staticmethod
+    def _count_documents(report: IndexReport, stored: Collection[str]) -> None:
         report.documents = sum(1 for i in stored if i.startswith("md:") and "#" not in i)
         report.sections = sum(1 for i in stored if i.startswith("md:") and "#" in i)
 
@@ -426,7 +412,8 @@ class Indexer:
         self,
         scope: Scope,
         report: IndexReport,
-        build: _Build,
+        repo: str,
+        fronts: Sequence[FrontEnd],
         graphs: dict[str, FileGraph],
         stored: dict[str, str],
         changed: set[str],
@@ -434,7 +421,7 @@ class Indexer:
         shas: dict[str, str],
     ) -> set[str]:
         """Write what differs; returns the code ids the graph holds afterwards."""
-        changed_modules = build.py_changes
+        changed_modules = {n for front in fronts for n in front.changed_names}
         affected = set(changed)
         for i, g in graphs.items():
             if i in changed:
@@ -470,12 +457,13 @@ class Indexer:
         if recreate:
             # every edge of a re-created entity is written again, callers in unparsed files included,
             # and edges from other repositories (their files are not parsed here) are kept as they were
-            build.more({build.name_of(i) for i in recreate if i.startswith("py:")})
+            for front in fronts:
+                graphs.update(front.more(recreate))
             for g in graphs.values():
                 for fact in g.produced.values():
                     if fact.subject_id in recreate or fact.object_id in recreate:
                         facts[fact.id] = fact
-            for fact in self._foreign_edges(scope, sorted(recreate), build.repo):
+            for fact in self._foreign_edges(scope, sorted(recreate), repo):
                 facts.setdefault(fact.id, fact)
             for i in recreate:
                 write[i] = desired[i]
@@ -579,110 +567,3 @@ class Indexer:
             report.facts_written += result.created + result.updated
             done += len(chunk)
             self._tick("writing edges", done, len(facts))
-
-
-class _Build:
-    """The desired graph of the files a run must look at: every file on a first index; otherwise
-    the changed files, the unchanged modules a change can reach (and what resolving them consults),
-    and the documents when Python changed (their mentions depend on the whole symbol table)."""
-
-    def __init__(
-        self,
-        indexer: Indexer,
-        scope: Scope,
-        repo: str,
-        layout: Layout,
-        files: dict[str, SourceFile],
-        report: IndexReport,
-        py_changes: set[str],
-        full: bool,
-        others: Sequence[Repository],
-        exclude: Sequence[str],
-    ) -> None:
-        self.indexer = indexer
-        self.repo = repo
-        self.layout = layout
-        self.files = files
-        self.report = report
-        self.py_changes = py_changes
-        self.full = full
-        externals = ExternalModules(indexer.stores.graph, scope, others, exclude) if others else None
-        self.workspace = Workspace(
-            [f for f in files.values() if f.kind == "py"], layout, repo, self._parsed, externals
-        )
-        self.resolver = Resolver(self.workspace)
-        self.exercises = ExerciseMap(self.workspace, self.resolver)
-        self.stats = Stats()
-        self.done: dict[str, FileGraph] = {}
-        self._total = len(self.workspace.by_path)
-
-    def external_imports(self) -> set[str]:
-        """Top-level names this repository's files import that none of its files define."""
-        mine = {n.split(".")[0] for n in self.layout.names}
-        return {n.split(".")[0] for n in self.workspace.importers} - mine - {""}
-
-    def name_of(self, entity_id: str) -> str:
-        """The module name of a Python entity's file."""
-        return self.layout.module(file_key(entity_id).split(":", 2)[2]).name
-
-    def _parsed(self, module: Module) -> None:
-        if module.error:
-            self.report.parse_errors.append(f"{module.relpath}: {module.error}")
-        count = self.workspace.parsed_count
-        if count % 50 == 0:
-            self.indexer._tick("parsing", count, self._total)
-
-    def graphs(self, stored: dict[str, str], changed: set[str]) -> dict[str, FileGraph]:
-        if self.full:
-            targets = sorted(self.workspace.by_path)
-        else:
-            reach = (
-                reachable_from(self.py_changes, self.workspace, self.resolver) if self.py_changes else set()
-            )
-            targets = sorted(
-                {self.files[i].relpath for i in changed if i.startswith("py:")}
-                | {self.workspace.files[n].relpath for n in reach}
-            )
-        self.add(targets)
-        mentions = MentionIndex(self._known(stored))
-        for key, f in self.files.items():
-            if f.kind == "md" and (self.py_changes or key in changed):
-                self.done[key] = document_graph(parse_markdown(f.relpath, f.data), f.sha, mentions, self.repo)
-        return self.done
-
-    def add(self, relpaths: Iterable[str]) -> None:
-        todo = [r for r in relpaths if module_id(self.repo, r) not in self.done]
-        for n, rel in enumerate(todo, start=1):
-            module = self.workspace.parse(rel)
-            graph = module_graph(module, self.workspace.by_path[rel].sha)
-            if self.workspace.owns(module):
-                resolve_module(module, graph, self.resolver, self.stats, self.exercises)
-            self.done[module_id(self.repo, rel)] = graph
-            if n % 50 == 0 or n == len(todo):
-                self.indexer._tick("resolving", n, len(todo))
-
-    def more(self, modules: set[str]) -> None:
-        """Add the graphs of the files whose resolution can reach these modules."""
-        if self.full:
-            return
-        names = reachable_from(modules, self.workspace, self.resolver) | modules
-        self.add(sorted(self.workspace.files[n].relpath for n in names if n in self.workspace.files))
-
-    def _known(self, stored: dict[str, str]) -> dict[str, str]:
-        """Qualified name -> id of every module and symbol: parsed files from their graphs, the
-        others from their stored ids (which spell path and qualname)."""
-        known: dict[str, str] = {}
-        for i in stored:
-            if not i.startswith("py:") or file_key(i) in self.done or file_key(i) not in self.files:
-                continue
-            parsed = ids.parse(i)
-            if parsed is None:
-                continue
-            name = self.layout.module(parsed.path).name
-            qual = parsed.member
-            known[f"{name}.{qual}" if qual and name else qual or name] = i
-        for g in self.done.values():
-            for e in [g.file_entity, *g.entities]:
-                if e.qualified_name:
-                    known[e.qualified_name] = e.id
-        return known
