@@ -22,6 +22,7 @@ class NodeKind(StrEnum):
     MODULE = "module"
     FILE = "file"
     CLASS = "class"
+    TYPE = "type"  # a Go named type (struct, interface, ...)
     FUNCTION = "function"
     METHOD = "method"
     DOCUMENT = "document"

@@ -50,7 +50,7 @@ def edge(subject: str, predicate: EdgeKind, obj: str, lines: Iterable[int] = ())
 @dataclass
 class FileGraph:
     relpath: str
-    kind: str  # "py" | "md"
+    kind: str  # "py" | "md" | "go" | "gopkg"
     sha: str
     file_entity: Entity
     entities: list[Entity] = field(default_factory=list)  # symbols or sections
@@ -58,6 +58,7 @@ class FileGraph:
     contains: list[Fact] = field(default_factory=list)  # structural; implied by the ids
     consulted: frozenset[str] = frozenset()
     error: str | None = None
+    is_test: bool = False  # test code: its entities are the objects of the tested_by edges it yields
 
     @property
     def file_id(self) -> str:
@@ -118,7 +119,7 @@ def module_graph(module: Module, sha: str) -> FileGraph:
         source=sha,
         search_text=search_text(module.docstring, "", (), (), module.refs.get("", ())),
     )
-    graph = FileGraph(rel, "py", sha, entity, error=module.error)
+    graph = FileGraph(rel, "py", sha, entity, error=module.error, is_test=is_test_path(rel))
     for d in module.defs.values():
         sid = symbol_id(repo, rel, d.qualname)
         if not _fits(sid):

@@ -7,7 +7,11 @@
 
 A repository name never holds ':' or '/', so `py:{repo}:` enumerates exactly one repository's
 modules and symbols, and an id of the single-repository scheme before it (`py:{path}`) is told apart
-by its shape. The language prefix is the only language-specific part (a Go front end adds `go:`)."""
+by its shape. The language prefix is the only language-specific part; Go's ids are
+
+    go:{repo}:{dir}                          a Go package (its directory; `.` for the root)
+    go:{repo}:{path}                         a .go file
+    go:{repo}:{path}::{member}               a function, method or type: Do, (*Client).Do, Client"""
 
 from __future__ import annotations
 
@@ -18,7 +22,7 @@ from pathlib import Path
 from graphctx.errors import InputError
 
 REPO_PREFIX = "repo:"
-LANGUAGES = ("md", "py")  # every prefix a repository's entities can have
+LANGUAGES = ("go", "md", "py")  # every prefix a repository's entities can have
 _REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
@@ -53,6 +57,16 @@ def module_id(repo: str, relpath: str) -> str:
 
 def symbol_id(repo: str, relpath: str, qualname: str) -> str:
     return f"py:{repo}:{relpath}::{qualname}"
+
+
+def go_id(repo: str, path: str, member: str = "") -> str:
+    """A Go package (path = its directory), file, or declaration in a file (member)."""
+    return f"go:{repo}:{path}::{member}" if member else f"go:{repo}:{path}"
+
+
+def file_ids(repo: str, path: str) -> tuple[str, ...]:
+    """The ids a repository-relative file path can have, one per language."""
+    return (module_id(repo, path), go_id(repo, path), document_id(repo, path))
 
 
 def document_id(repo: str, relpath: str) -> str:

@@ -21,8 +21,9 @@ from graphctx import bounds
 from graphctx.code import ids
 from graphctx.code.build import EVERY_MODULE, FileGraph, document_graph
 from graphctx.code.frontend import FrontEnd
+from graphctx.code.golang import GoFrontEnd
 from graphctx.code.ids import document_id, file_key, module_id
-from graphctx.code.layout import Layout, discover, is_test_path, project_name
+from graphctx.code.layout import Layout, discover, project_name
 from graphctx.code.markdown import MentionIndex, parse_markdown
 from graphctx.code.python import PythonFrontEnd
 from graphctx.code.report import IndexReport
@@ -68,7 +69,9 @@ def _entity_key(e: Entity) -> tuple[str, str]:
     return (e.content_hash, e.source)
 
 
-CODE_TYPES = frozenset({"module", "class", "function", "method", "document", "section"})
+CODE_TYPES = frozenset(
+    {"module", "class", "function", "method", "document", "section", "package", "file", "type"}
+)
 
 
 def _is_code(e: Entity, repo: str) -> bool:
@@ -215,7 +218,7 @@ class Indexer:
         python = PythonFrontEnd(
             self.stores.graph, scope, name, layout, walked.files, report, others, exclude, self._tick
         )
-        fronts: list[FrontEnd] = [python]
+        fronts: list[FrontEnd] = [python, GoFrontEnd(name, walked.files, report, self._tick)]
         files = {i: f for front in fronts for i, f in front.units().items()}
         files.update((document_id(name, f.relpath), f) for f in walked.files if f.kind == "md")
         report.files_seen = len(files)
@@ -518,7 +521,7 @@ class Indexer:
             else:
                 weight[fact.subject_id] = weight.get(fact.subject_id, 0) + 1
         old, overflow = self._read_facts(scope, existing, OUT_PREDICATES, "out", weight)
-        if g.kind == "py" and is_test_path(g.relpath):
+        if g.is_test:
             roots = [i for i in existing if i != g.file_id]
             more, over = self._read_facts(scope, roots, (EdgeKind.TESTED_BY.value,), "in", tested)
             old += more

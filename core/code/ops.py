@@ -47,7 +47,17 @@ from graphctx.scope import Scope
 CODE_TYPES = frozenset(k.value for k in NodeKind)
 CALLS, TESTED_BY, IMPORTS = EdgeKind.CALLS.value, EdgeKind.TESTED_BY.value, EdgeKind.IMPORTS.value
 CONTAINS = EdgeKind.CONTAINS.value
-FILE_TYPES = frozenset({NodeKind.MODULE.value, NodeKind.DOCUMENT.value, NodeKind.REPOSITORY.value})
+FILE_TYPES = frozenset(
+    {
+        NodeKind.MODULE.value,
+        NodeKind.DOCUMENT.value,
+        NodeKind.REPOSITORY.value,
+        NodeKind.FILE.value,
+        NodeKind.PACKAGE.value,
+    }
+)
+UNIT_TYPES = (NodeKind.MODULE, NodeKind.DOCUMENT, NodeKind.FILE)
+"""A changed file as a whole: what imports it is affected (a Go file's importers import its package)."""
 DEFAULT_LIMIT = bounds.PER_DIRECTION_LIMIT
 """Entries per direction unless asked: the traversal template's cap (an entry is a name, a location
 and call lines, so 50 of them cost about 1,000 tokens)."""
@@ -113,9 +123,18 @@ def _lines(value: str | None) -> list[int]:
 
 
 def run_id(entity: Entity) -> str | None:
-    """How a test runner selects a Python test: its pytest node id (`path::Class::test`)."""
+    """How a test runner selects a test: its pytest node id (`path::Class::test`), or for Go the
+    `go test` command line that runs it alone."""
     parsed = ids.parse(entity.id)
-    if parsed is None or parsed.lang != "py" or not parsed.member:
+    if parsed is None or not parsed.member:
+        return None
+    if parsed.lang == "go":
+        directory = parsed.path.rpartition("/")[0]
+        where = f"./{directory}" if directory else "."
+        if parsed.member.startswith("Benchmark"):
+            return f"go test -run '^$' -bench '^{parsed.member}$' {where}"
+        return f"go test -run '^{parsed.member}$' {where}"
+    if parsed.lang != "py":
         return None
     return f"{parsed.path}::{parsed.member.replace('.', '::')}"
 
@@ -307,8 +326,9 @@ class CodeOps:
             else:
                 affected.update((e.id, e) for e in hit)
         roots = sorted(affected.values(), key=_order)
-        modules = [e for e in roots if e.type in (NodeKind.MODULE, NodeKind.DOCUMENT)]
-        symbols = [e for e in roots if e.type not in (NodeKind.MODULE, NodeKind.DOCUMENT)]
+        modules = [e for e in roots if e.type in UNIT_TYPES]
+        symbols = [e for e in roots if e.type not in UNIT_TYPES]
+        modules += self._packages_of(scope, isolation, [e for e in modules if e.type == NodeKind.FILE])
         deadline.check("the callers of the change")
         callers = self._walk(scope, isolation, symbols, (CALLS,), "in", depth, limit)
         importers = self._walk(scope, isolation, modules, (IMPORTS,), "in", 1, limit)
@@ -377,7 +397,7 @@ class CodeOps:
         does) and how many of their symbols were left unread by the page cap."""
         graph = self.stores.graph
         path = change.path.removeprefix("./")
-        wanted = [i for r in repos for i in (ids.module_id(r, path), ids.document_id(r, path))]
+        wanted = [i for r in repos for i in ids.file_ids(r, path)]
         heads = [
             e
             for chunk in batches(wanted, HASH_PAGE)
@@ -398,7 +418,7 @@ class CodeOps:
         self, scope: Scope, isolation: Isolation, head: Entity, change: FileChange
     ) -> tuple[list[Entity], int]:
         graph = self.stores.graph
-        prefix = f"{head.id}::" if head.id.startswith("py:") else f"{head.id}#"
+        prefix = f"{head.id}#" if head.id.startswith("md:") else f"{head.id}::"
         member_ids, cut = self._ids_with_prefix(scope, prefix)
         members = [
             e
@@ -419,6 +439,11 @@ class CodeOps:
             else:
                 hit.add(head.id)  # module-level code changed
         return [e for e in [head, *members] if e.id in hit], cut
+
+    def _packages_of(self, scope: Scope, isolation: Isolation, files: Sequence[Entity]) -> list[Entity]:
+        """The Go packages these files belong to (what importers import)."""
+        rel = self._walk(scope, isolation, files, (CONTAINS,), "in", 1, 1)
+        return [e for e, _ in rel.nodes.values() if e.type == NodeKind.PACKAGE]
 
     def _ids_with_prefix(self, scope: Scope, prefix: str) -> tuple[list[str], int]:
         """Ids are prefix-enumerable: at most FILE_SYMBOL_PAGES pages of them, and 1 if more exist."""

@@ -1,6 +1,6 @@
-"""Which files of a repository are indexed: Python and Markdown files, minus `.gitignore`d and
+"""Which files of a repository are indexed: Python, Go and Markdown files, minus `.gitignore`d and
 excluded paths (gitignore-style patterns), read once and hashed (sha256 of the bytes). Packaging
-files (pyproject.toml, setup.cfg) are read too: they declare where the import roots are."""
+files (pyproject.toml, setup.cfg, go.mod) are read too: they declare where the import roots are."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ ALWAYS_SKIPPED = frozenset({".git", ".hg", ".svn"})
 @dataclass(frozen=True, slots=True)
 class SourceFile:
     relpath: str  # posix, relative to the repository root
-    kind: str  # "py" | "md" | "config" (packaging declarations; not indexed as entities)
+    kind: str  # "py" | "md" | "go" | "config" / "gomod" (packaging declarations; not entities)
     data: bytes
     sha: str  # "sha256:<hex>", the incremental key stored in the graph
 
@@ -38,6 +38,10 @@ class WalkResult:
 def _kind(name: str) -> str | None:
     if name.endswith(".py"):
         return "py"
+    if name.endswith(".go"):
+        return "go"
+    if name == "go.mod":
+        return "gomod"
     if name.endswith(MD_SUFFIXES):
         return "md"
     if name in CONFIG_FILES:

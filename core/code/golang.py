@@ -1,0 +1,373 @@
+"""The Go front end (graphctx.code.frontend): tree-sitter parsing (graphctx.code.goparse), packages
+by import path (graphctx.code.golayout) and resolution across them (graphctx.code.goresolve).
+
+Entities: a `package` per directory (qualified name: its import path), a `file` per .go file (its
+build constraint as its signature), and per declaration a `function`, `method` or `type` named as
+Go writes it (`net/http.(*Client).Do`, `net/http.Client`); external test packages are
+`{path}_test`. Edges: contains (package → file → declaration), imports (file → package), calls,
+inherits (struct and interface embedding) and tested_by (`TestX`, `BenchmarkX`, `ExampleX`,
+`FuzzX` in `_test.go` files, with the helpers of test files they call followed). A declaration in
+a file with a build constraint carries it at the end of its signature.
+
+Incremental by package: a file's key is the sha256 of its bytes and its import path (a renamed
+module renames its symbols); when any Go file changed, every Go file is parsed and resolved
+(tree-sitter is fast) and the indexer writes only what differs: the changed files, and the
+unchanged ones whose resolution consulted a changed package."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from graphctx.code import ids
+from graphctx.code.build import FileGraph, Stats, edge, search_text
+from graphctx.code.golayout import GoLayout, package_dir
+from graphctx.code.goparse import GoFile, parse_go
+from graphctx.code.goresolve import (
+    AMBIGUOUS,
+    BUILTIN,
+    DYNAMIC,
+    EXTERNAL,
+    FUNCTION_VALUE,
+    TEST_NAME,
+    Def,
+    Found,
+    GoResolver,
+    Target,
+    is_external_test,
+    is_test_func,
+)
+from graphctx.code.report import IndexReport
+from graphctx.code.summary import first_line
+from graphctx.code.walk import SourceFile
+from graphctx.model import EdgeKind, Entity
+
+Tick = Callable[[str, int, int], None]
+HOPS = 3  # test-file helpers followed this deep (as for Python)
+KINDS = {"function": "function", "method": "method", "type": "type"}
+
+
+@dataclass(frozen=True, slots=True)
+class _Resolved:
+    caller: str  # member; "" = file level
+    target: Def
+    line: int
+
+
+class GoFrontEnd:
+    lang = "go"
+
+    def __init__(self, repo: str, files: Iterable[SourceFile], report: IndexReport, tick: Tick) -> None:
+        self.repo = repo
+        self.report = report
+        self._tick = tick
+        every = list(files)
+        self.sources = {f.relpath: f for f in every if f.kind == "go" and package_dir(f.relpath) is not None}
+        mods = {f.relpath: f.data for f in every if f.kind == "gomod"}
+        self.layout = GoLayout(self.sources, mods)
+        self.stats = Stats()
+        self.why: dict[str, int] = {}
+        self.full = True
+        self.go_changes: set[str] = set()
+        self.done: dict[str, FileGraph] = {}
+        self._parsed = 0
+        self._units = self._make_units()
+
+    # -- units ----------------------------------------------------------------------------------
+
+    def _path_of(self, directory: str) -> str:
+        return self.layout.dirs.get(directory) or self.layout._import_path(directory)
+
+    def _make_units(self) -> dict[str, SourceFile]:
+        units: dict[str, SourceFile] = {}
+        members: dict[str, list[str]] = {}
+        for rel, f in sorted(self.sources.items()):
+            d = rel.rpartition("/")[0]
+            key = hashlib.sha256(f.data + b"\0" + self._path_of(d).encode()).hexdigest()
+            unit = SourceFile(rel, "go", f.data, "sha256:" + key)
+            units[ids.go_id(self.repo, rel)] = unit
+            members.setdefault(d, []).append(f"{rel}={unit.sha}")
+        for d, parts in members.items():
+            key = hashlib.sha256("\n".join([self._path_of(d), *parts]).encode()).hexdigest()
+            units[ids.go_id(self.repo, d or ".")] = SourceFile(d or ".", "gopkg", b"", "sha256:" + key)
+        return units
+
+    def units(self) -> dict[str, SourceFile]:
+        return self._units
+
+    def begin(self, changed: set[str], deleted: set[str], full: bool) -> None:
+        self.full = full
+        for i in changed | deleted:
+            parsed = ids.parse(i)
+            if parsed is None or parsed.lang != "go":
+                continue
+            d = parsed.path.rpartition("/")[0] if parsed.path.endswith(".go") else parsed.path
+            self.go_changes.add(self._path_of("" if d == "." else d))
+
+    @property
+    def changed_names(self) -> set[str]:
+        return self.go_changes
+
+    @property
+    def parsed(self) -> int:
+        return self._parsed
+
+    def graphs(self, stored: dict[str, str], changed: set[str]) -> dict[str, FileGraph]:
+        if self.full or self.go_changes:
+            self._build()
+        return self.done
+
+    def more(self, entity_ids: set[str]) -> dict[str, FileGraph]:
+        if not self.done and any(i.startswith("go:") for i in entity_ids):
+            self._build()
+        return self.done
+
+    def known(self, stored: dict[str, str], done: dict[str, FileGraph]) -> dict[str, str]:
+        known: dict[str, str] = {}
+        for i in stored:
+            parsed = ids.parse(i)
+            if parsed is None or parsed.lang != "go" or ids.file_key(i) in done:
+                continue
+            if not parsed.path.endswith(".go"):
+                known[self._path_of("" if parsed.path == "." else parsed.path)] = i
+            elif parsed.member:
+                known[f"{self._path_of(parsed.path.rpartition('/')[0])}.{parsed.member}"] = i
+        return known
+
+    def count(self, report: IndexReport, graphs: dict[str, FileGraph] | None, stored: set[str]) -> None:
+        if graphs is None:
+            mine = [i for i in stored if i.startswith("go:")]
+            files = sum(1 for i in mine if "::" not in i and i.endswith(".go"))
+            counts = {
+                "packages": sum(1 for i in mine if "::" not in i) - files,
+                "files": files,
+                "symbols": sum(1 for i in mine if "::" in i),
+            }
+        else:
+            kinds = [g for g in graphs.values() if g.kind in ("go", "gopkg")]
+            counts = {
+                "packages": sum(1 for g in kinds if g.kind == "gopkg"),
+                "files": sum(1 for g in kinds if g.kind == "go"),
+                "symbols": sum(len(g.entities) for g in kinds),
+                "calls": self.stats.calls,
+                "resolved_calls": self.stats.resolved,
+                "unresolved_calls": self.stats.unresolved,
+                "builtin_calls": self.stats.builtin,
+                **self.why,
+                "constrained_files": sum(1 for g in kinds if g.kind == "go" and g.file_entity.signature),
+            }
+        if counts["files"] or counts["packages"]:
+            report.languages["go"] = counts
+
+    # -- the build ------------------------------------------------------------------------------
+
+    def _build(self) -> None:
+        if self.done:
+            return
+        parsed: list[GoFile] = []
+        total = len(self.sources)
+        for n, (rel, f) in enumerate(sorted(self.sources.items()), start=1):
+            go = parse_go(rel, f.data)
+            if go.error:
+                self.report.parse_errors.append(f"{rel}: {go.error}")
+            parsed.append(go)
+            if n % 200 == 0 or n == total:
+                self._tick("parsing", n, total)
+        self._parsed = len(parsed)
+        resolver = GoResolver(parsed, self.layout)
+        resolved: dict[str, list[_Resolved]] = {}
+        consulted: dict[str, frozenset[str]] = {}
+        for n, go in enumerate(parsed, start=1):
+            resolver.consulted = set()
+            resolved[go.relpath] = self._resolve_calls(resolver, go)
+            own = resolver.package_of(go)
+            consulted[go.relpath] = frozenset(resolver.consulted | ({own.path} if own else set()))
+            if n % 200 == 0 or n == total:
+                self._tick("resolving", n, total)
+        by_caller: dict[tuple[str, str], list[_Resolved]] = {}  # calls made in test files
+        for rel, found in resolved.items():
+            if rel.endswith("_test.go"):
+                for r in found:
+                    by_caller.setdefault((rel, r.caller), []).append(r)
+        for go in parsed:
+            resolver.consulted = set(consulted[go.relpath])
+            graph = self._file_graph(resolver, go, resolved[go.relpath])
+            if go.is_test:
+                self._tests(go, by_caller, graph)
+            self.done[ids.go_id(self.repo, go.relpath)] = graph
+        self._package_graphs(resolver)
+
+    def _resolve_calls(self, resolver: GoResolver, go: GoFile) -> list[_Resolved]:
+        out: list[_Resolved] = []
+        for call in go.calls:
+            self.stats.calls += 1
+            found: Found
+            if call.chain is None:
+                found = FUNCTION_VALUE if call.literal else None
+            else:
+                found = resolver.chain(call.chain, go, call.locals)
+            if isinstance(found, Target) and found.kind in ("function", "method") and found.where is not None:
+                self.stats.resolved += 1
+                out.append(_Resolved(call.caller, found.where, call.line))
+                continue
+            if isinstance(found, Target) and found.kind == "type":
+                self._count("conversions")
+                self.stats.calls -= 1  # a conversion is not a call
+            elif isinstance(found, Target) and found.kind == "value":
+                self._count("function_values")  # a value of a named function type
+                self.stats.unresolved += 1
+            elif found is BUILTIN:
+                self.stats.builtin += 1
+            elif found in (FUNCTION_VALUE, DYNAMIC, EXTERNAL, AMBIGUOUS):
+                self._count({"function_value": "function_values"}.get(repr(found), repr(found)))
+                self.stats.unresolved += 1
+            else:
+                self.stats.unresolved += 1
+        return out
+
+    def _count(self, key: str) -> None:
+        self.why[key] = self.why.get(key, 0) + 1
+
+    def _id(self, where: Def) -> str:
+        return ids.go_id(self.repo, where.rel, where.member)
+
+    def _file_graph(self, resolver: GoResolver, go: GoFile, resolved: list[_Resolved]) -> FileGraph:
+        rel = go.relpath
+        unit = self._units[ids.go_id(self.repo, rel)]
+        pkg = resolver.package_of(go)
+        path = pkg.path if pkg is not None else self._path_of(rel.rpartition("/")[0])
+        fid = ids.go_id(self.repo, rel)
+        constraint = go.constraint.text
+        entity = Entity(
+            id=fid,
+            name=rel.rpartition("/")[2],
+            type="file",
+            aliases=(rel,),  # a file is named by its path
+            path=rel,
+            line_start=1,
+            line_end=go.lines,
+            signature=constraint or None,
+            summary=f"package {go.package}" if go.package else "",
+            source=unit.sha,
+        )
+        graph = FileGraph(rel, "go", unit.sha, entity, error=go.error)
+        short = go.package or path.rpartition("/")[2]
+        for d in go.defs.values():
+            sid = ids.go_id(self.repo, rel, d.member)
+            signature = f"{d.signature}  {constraint}" if constraint else d.signature
+            aliases = [f"{rel}::{d.member}", f"{short}.{d.member}"]
+            if d.kind == "method" and d.pointer:
+                aliases.append(f"{path}.{d.receiver}.{d.name}")
+            bases = [e.name for e in d.embedded]
+            graph.entities.append(
+                Entity(
+                    id=sid,
+                    name=d.name,
+                    type=KINDS[d.kind],
+                    aliases=tuple(aliases),
+                    qualified_name=f"{path}.{d.member}",
+                    path=rel,
+                    line_start=d.start,
+                    line_end=max(d.start, d.end),
+                    signature=signature or None,
+                    summary=d.summary,
+                    source=d.digest,
+                    search_text=search_text(d.doc, signature, (), bases, ()),
+                )
+            )
+            graph.contains.append(edge(fid, EdgeKind.CONTAINS, sid))
+        calls: dict[tuple[str, str], list[int]] = {}
+        for r in resolved:
+            caller = ids.go_id(self.repo, rel, r.caller) if r.caller else fid
+            calls.setdefault((caller, self._id(r.target)), []).append(r.line)
+        for (caller, callee), lines in calls.items():
+            fact = edge(caller, EdgeKind.CALLS, callee, lines)
+            graph.produced[fact.id] = fact
+        for d in go.defs.values():
+            if d.kind != "type":
+                continue
+            for e in d.embedded:
+                base = resolver.type_target(e, go, None)
+                if isinstance(base, Target) and base.where is not None:
+                    fact = edge(ids.go_id(self.repo, rel, d.member), EdgeKind.INHERITS, self._id(base.where))
+                    graph.produced[fact.id] = fact
+        imported: dict[str, list[int]] = {}
+        importer = rel.rpartition("/")[0]
+        for imp in go.imports:
+            d_ = self.layout.resolve_import(importer, imp.path)
+            if d_ is not None and d_ in resolver.by_dir:
+                resolver.consulted.add(resolver.by_dir[d_])
+                imported.setdefault(ids.go_id(self.repo, d_ or "."), []).append(imp.line)
+        for target, lines in imported.items():
+            fact = edge(fid, EdgeKind.IMPORTS, target, lines)
+            graph.produced[fact.id] = fact
+        graph.consulted = frozenset(resolver.consulted)
+        graph.is_test = go.is_test
+        return graph
+
+    def _tests(self, go: GoFile, by_caller: dict[tuple[str, str], list[_Resolved]], graph: FileGraph) -> None:
+        """tested_by edges: what each test calls, and what the test-file helpers it calls reach."""
+        for d in go.defs.values():
+            if not is_test_func(go, d):
+                continue
+            reached: dict[Def, list[int]] = {}
+            seen: set[Def] = set()
+            for r in by_caller.get((go.relpath, d.member), ()):
+                self._reach(r.target, r.line, reached, seen, by_caller, 0)
+            test_id = ids.go_id(self.repo, go.relpath, d.member)
+            for target, lines in reached.items():
+                fact = edge(self._id(target), EdgeKind.TESTED_BY, test_id, lines)
+                graph.produced[fact.id] = fact
+
+    def _reach(
+        self,
+        target: Def,
+        line: int,
+        reached: dict[Def, list[int]],
+        seen: set[Def],
+        by_caller: dict[tuple[str, str], list[_Resolved]],
+        hops: int,
+    ) -> None:
+        if not target.rel.endswith("_test.go"):
+            reached.setdefault(target, []).append(line)
+            return
+        if target in seen or hops >= HOPS:
+            return
+        seen.add(target)
+        name = target.member.rpartition(".")[2]
+        if "." not in target.member and TEST_NAME.match(name):
+            return  # another test is not a helper
+        for r in by_caller.get((target.rel, target.member), ()):
+            self._reach(r.target, line, reached, seen, by_caller, hops + 1)
+
+    def _package_graphs(self, resolver: GoResolver) -> None:
+        by_dir: dict[str, list[GoFile]] = {}
+        for f in resolver.files.values():
+            by_dir.setdefault(f.relpath.rpartition("/")[0], []).append(f)
+        for d, files in sorted(by_dir.items()):
+            key = d or "."
+            pid = ids.go_id(self.repo, key)
+            unit = self._units[pid]
+            own = [f for f in files if not is_external_test(f)] or files
+            names = sorted({f.package for f in own if f.package})
+            docs = [
+                f.doc
+                for f in sorted(own, key=lambda f: (not f.relpath.endswith("/doc.go"), f.relpath))
+                if f.doc
+            ]
+            doc = docs[0] if docs else ""
+            entity = Entity(
+                id=pid,
+                name=names[0] if names else key.rpartition("/")[2],
+                type="package",
+                qualified_name=self._path_of(d),
+                path=key,
+                summary=first_line(doc),
+                source=unit.sha,
+                search_text=search_text(doc, "", (), (), ()),
+            )
+            graph = FileGraph(key, "gopkg", unit.sha, entity, consulted=frozenset({self._path_of(d)}))
+            for f in sorted(files, key=lambda f: f.relpath):
+                graph.contains.append(edge(pid, EdgeKind.CONTAINS, ids.go_id(self.repo, f.relpath)))
+            self.done[pid] = graph

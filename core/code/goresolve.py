@@ -1,0 +1,431 @@
+"""Resolution across a repository's Go packages, never guessing.
+
+A call resolves when its target is decidable from declarations alone: a function of the package
+or of an imported one (`pkg.F`), a method on a receiver whose named type is known — the method's
+own receiver, a parameter or variable declared with the type, a composite literal, `new(T)`, a
+type assertion, the declared result of a resolved call, a struct field of a known type — found on
+the type or promoted through embedded fields (shallowest depth wins; a tie is ambiguous, as in
+Go), and method expressions (`(*T).M`). What is left is counted, by why: a function value (a local,
+parameter or field of function type, a literal), a call through an interface (dynamic), a package
+outside the repository, a conversion (`T(x)`: not a call), a builtin, or unresolved. When several
+files define the same name under different build constraints, the definition whose file belongs
+to the caller's configuration is taken; otherwise it is ambiguous."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from graphctx.code.golayout import DEFAULT, Config, Constraint, GoLayout
+from graphctx.code.goparse import CALL, Binding, Chain, GoDef, GoFile, Locals, TypeRef
+
+GO_BUILTINS = frozenset(
+    [
+        "append",
+        "cap",
+        "clear",
+        "close",
+        "complex",
+        "copy",
+        "delete",
+        "imag",
+        "len",
+        "make",
+        "max",
+        "min",
+        "new",
+        "panic",
+        "print",
+        "println",
+        "real",
+        "recover",
+    ]
+)
+GO_TYPES = frozenset(
+    [
+        "any",
+        "bool",
+        "byte",
+        "comparable",
+        "complex64",
+        "complex128",
+        "error",
+        "float32",
+        "float64",
+        "int",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "rune",
+        "string",
+        "uint",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "uintptr",
+    ]
+)
+TEST_NAME = re.compile(r"^(Test|Benchmark|Example|Fuzz)(?![a-z])")
+MAX_DEPTH = 16
+EMBED_DEPTH = 6
+
+
+@dataclass(frozen=True, slots=True)
+class Def:
+    """A declaration: its package's import path, its file and its member name."""
+
+    package: str
+    rel: str
+    member: str
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    kind: str  # "package" | "function" | "method" | "type" | "value" (of type `name`) | "interface"
+    package: str
+    name: str = ""
+    where: Def | None = None  # for function, method, type
+
+
+class _Why:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+FUNCTION_VALUE = _Why("function_value")
+DYNAMIC = _Why("dynamic")
+EXTERNAL = _Why("external")
+BUILTIN = _Why("builtin")
+AMBIGUOUS = _Why("ambiguous")
+Found = Target | _Why | None
+
+
+@dataclass
+class Package:
+    key: str  # the import path; `{path}_test` for an external test package, `{path}#{name}` for
+    # the other packages a directory holds (generators under `//go:build ignore`)
+    path: str
+    dir: str
+    name: str
+    files: list[GoFile] = field(default_factory=list)
+    names: dict[str, list[tuple[GoFile, GoDef]]] = field(default_factory=dict)  # funcs and types
+    methods: dict[tuple[str, str], list[tuple[GoFile, GoDef]]] = field(default_factory=dict)
+    vars: dict[str, list[tuple[GoFile, Binding | None]]] = field(default_factory=dict)
+
+    def add(self, f: GoFile) -> None:
+        self.files.append(f)
+        for d in f.defs.values():
+            if d.kind == "method":
+                self.methods.setdefault((d.receiver, d.name), []).append((f, d))
+            elif d.name != "_" and not (d.name == "init" and d.kind == "function"):
+                self.names.setdefault(d.name, []).append((f, d))
+        for name, binding in f.vars.items():
+            self.vars.setdefault(name, []).append((f, binding))
+
+
+def is_external_test(f: GoFile) -> bool:
+    return f.is_test and f.package.endswith("_test")
+
+
+def is_test_func(f: GoFile, d: GoDef) -> bool:
+    return f.is_test and d.kind == "function" and bool(TEST_NAME.match(d.name))
+
+
+class GoResolver:
+    def __init__(self, files: Iterable[GoFile], layout: GoLayout) -> None:
+        self.layout = layout
+        self.files: dict[str, GoFile] = {}
+        self.packages: dict[str, Package] = {}  # import path -> package
+        self.by_dir: dict[str, str] = {}  # directory -> import path of its (non-test) package
+        self.primary: dict[str, str] = {}  # directory -> the package name most of its files have
+        votes: dict[str, dict[str, int]] = {}
+        for f in files:
+            self.files[f.relpath] = f
+            if not f.is_test and "ignore" not in f.constraint.expr:
+                d = f.relpath.rpartition("/")[0]
+                votes.setdefault(d, {}).setdefault(f.package, 0)
+                votes[d][f.package] += 1
+        for d, counts in votes.items():
+            self.primary[d] = max(sorted(counts), key=lambda n: counts[n])
+        for f in self.files.values():
+            d = f.relpath.rpartition("/")[0]
+            key = self._key(f)
+            if key is None:
+                continue
+            if not is_external_test(f):
+                self.by_dir[d] = layout.dirs[d]
+            pkg = self.packages.get(key)
+            if pkg is None:
+                path = layout.dirs[d] + ("_test" if is_external_test(f) else "")
+                pkg = self.packages[key] = Package(key, path, d, f.package)
+            pkg.add(f)
+        self.consulted: set[str] = set()
+        self._configs: dict[Constraint, Config | None] = {}
+        self._imports: dict[str, dict[str, str | None]] = {}
+
+    # -- files and packages ---------------------------------------------------------------------
+
+    def _key(self, f: GoFile) -> str | None:
+        d = f.relpath.rpartition("/")[0]
+        path = self.layout.dirs.get(d)
+        if path is None:
+            return None
+        if is_external_test(f):
+            return f"{path}_test"
+        primary = self.primary.get(d)
+        return path if primary is None or f.package == primary else f"{path}#{f.package}"
+
+    def package_of(self, f: GoFile) -> Package | None:
+        key = self._key(f)
+        return self.packages.get(key) if key is not None else None
+
+    def imports_of(self, f: GoFile) -> dict[str, str | None]:
+        """Name a file's imports bind -> the import path of the package in this repository (None:
+        outside it). A dot import is bound to '.' + path; a blank one to nothing."""
+        known = self._imports.get(f.relpath)
+        if known is not None:
+            return known
+        out: dict[str, str | None] = {}
+        importer = f.relpath.rpartition("/")[0]
+        for imp in f.imports:
+            d = self.layout.resolve_import(importer, imp.path)
+            path = self.layout.dirs.get(d) if d is not None else None
+            pkg = self.packages.get(path) if path is not None else None
+            if imp.name == "_":
+                continue
+            if imp.name == ".":
+                out[f".{imp.path}"] = path if pkg is not None else None
+                continue
+            name = imp.name or (pkg.name if pkg is not None else imp.path.rpartition("/")[2])
+            out[name] = path if pkg is not None else None
+        self._imports[f.relpath] = out
+        return out
+
+    def _pick(self, found: list[tuple[GoFile, GoDef]], caller: GoFile) -> tuple[GoFile, GoDef] | _Why | None:
+        """One definition among those several constrained files give a name (see the module doc)."""
+        if len(found) <= 1:
+            return found[0] if found else None
+        config = self._configs.get(caller.constraint, DEFAULT)
+        if config is DEFAULT:
+            config = self._configs[caller.constraint] = caller.constraint.config()
+        if config is not None:
+            active = [x for x in found if x[0].constraint.active(config)]
+            if len(active) == 1:
+                return active[0]
+        same = [x for x in found if x[0].constraint == caller.constraint]
+        return same[0] if len(same) == 1 else AMBIGUOUS
+
+    # -- names ----------------------------------------------------------------------------------
+
+    def package_name(self, pkg: Package, name: str, caller: GoFile, depth: int) -> Found:
+        self.consulted.add(pkg.path)
+        found = pkg.names.get(name)
+        if found:
+            picked = self._pick(found, caller)
+            if not isinstance(picked, tuple):
+                return picked
+            f, d = picked
+            return Target(d.kind, pkg.key, d.name, Def(pkg.key, f.relpath, d.member))
+        bound = pkg.vars.get(name)
+        if bound:
+            f, binding = bound[0]
+            if len(bound) != 1 or binding is None or depth > MAX_DEPTH:
+                return None  # a variable of a type we cannot say
+            return _not_callable(self.binding(binding, f, None, depth + 1))
+        return None
+
+    def file_name(self, f: GoFile, name: str, depth: int) -> Found:
+        """What a name is at a file's top level: its package's, an import, a dot import, a builtin."""
+        pkg = self.package_of(f)
+        if pkg is not None:
+            found = self.package_name(pkg, name, f, depth)
+            if found is not None:
+                return found
+        imports = self.imports_of(f)
+        if name in imports:
+            path = imports[name]
+            return Target("package", path) if path is not None else EXTERNAL
+        for key, path in imports.items():
+            if key.startswith(".") and path is not None:
+                dotted = self.package_name(self.packages[path], name, f, depth)
+                if dotted is not None:
+                    return dotted
+        if any(k.startswith(".") and v is None for k, v in imports.items()):
+            return EXTERNAL  # a dot import from outside the repository may bind it
+        if name in GO_BUILTINS:
+            return BUILTIN
+        if name in GO_TYPES:
+            return Target("type", "", name)
+        return None
+
+    def type_target(self, ref: TypeRef | None, f: GoFile, locals_: Locals | None) -> Found:
+        """The named type a type expression of file f names."""
+        if ref is None:
+            return None
+        if not ref.package:
+            if locals_ is not None and ref.name in locals_.declared:
+                return None  # a local type or a type parameter
+            if ref.name in GO_TYPES:
+                return DYNAMIC if ref.name == "error" else None
+            found = self.file_name(f, ref.name, 0)
+        else:
+            pkg = self.file_name(f, ref.package, 0)
+            if not isinstance(pkg, Target) or pkg.kind != "package":
+                return pkg if pkg is EXTERNAL else None
+            found = self.package_name(self.packages[pkg.package], ref.name, f, 0)
+        return (
+            found
+            if isinstance(found, Target) and found.kind == "type"
+            else found
+            if found is EXTERNAL
+            else None
+        )
+
+    def binding(self, b: Binding, f: GoFile, locals_: Locals | None, depth: int) -> Found:
+        if b.type is not None:
+            t = self.type_target(b.type, f, locals_)
+            return self._value(t)
+        if b.chain is None or depth > MAX_DEPTH:
+            return None
+        if b.index and b.chain[-1:] == (CALL,):
+            callee = self.chain(b.chain[:-1], f, locals_, depth + 1)
+            return self._called(callee, b.index)
+        return self.chain(b.chain, f, locals_, depth + 1)
+
+    # -- chains ---------------------------------------------------------------------------------
+
+    def chain(self, chain: Chain, f: GoFile, locals_: Locals | None, depth: int = 0) -> Found:
+        head, rest = chain[0], chain[1:]
+        current: Found
+        if locals_ is not None and head in locals_.declared:
+            b = locals_.single(head)
+            current = _not_callable(self.binding(b, f, locals_, depth + 1)) if b is not None else None
+            if current is None:
+                return FUNCTION_VALUE
+        else:
+            current = self.file_name(f, head, depth)
+        for attr in rest:
+            if not isinstance(current, Target):
+                return current
+            current = self._called(current, 0) if attr == CALL else self.member(current, attr, f)
+        return current
+
+    def _value(self, t: Found) -> Found:
+        if isinstance(t, Target) and t.kind == "type":
+            return Target("value", t.package, t.name, t.where)
+        return t if isinstance(t, _Why) else None
+
+    def _called(self, t: Found, index: int) -> Found:
+        """What calling t gives: the declared result of a function or method, a converted value."""
+        if not isinstance(t, Target):
+            return t
+        if t.kind == "type":
+            return self._value(t)
+        if t.kind not in ("function", "method") or t.where is None:
+            return None
+        f = self.files[t.where.rel]
+        d = f.defs[t.where.member]
+        if index >= len(d.results):
+            return None
+        return self._value(self.type_target(d.results[index], f, d.locals))
+
+    def member(self, t: Target, attr: str, caller: GoFile) -> Found:
+        if t.kind == "package":
+            return self.package_name(self.packages[t.package], attr, caller, 0)
+        if t.kind in ("type", "value"):
+            found = self.selector(t, attr, caller)
+            if t.kind == "type" and isinstance(found, Target) and found.kind != "method":
+                return None  # T.field is not an expression
+            return found
+        return None
+
+    def _type_def(self, t: Target) -> tuple[GoFile, GoDef] | None:
+        if t.where is None:
+            return None
+        f = self.files[t.where.rel]
+        return f, f.defs[t.where.member]
+
+    def _follow_alias(self, t: Target) -> Target | None:
+        for _ in range(8):
+            known = self._type_def(t)
+            if known is None:
+                return None
+            f, d = known
+            if d.alias is None:
+                return t
+            nxt = self.type_target(d.alias, f, None)
+            if not isinstance(nxt, Target):
+                return None
+            t = nxt
+        return None
+
+    def selector(self, t: Target, attr: str, caller: GoFile) -> Found:
+        """A method or field of a named type, its own or promoted through embedding (Go's rule:
+        the shallowest depth decides; two at that depth are ambiguous)."""
+        level: list[Target] = [t]
+        seen: set[tuple[str, str]] = set()
+        unknown: _Why | None = None  # a type at this depth we cannot see (it may have attr)
+        for _ in range(EMBED_DEPTH):
+            hits: list[Found] = []
+            embedded: list[Target] = []
+            hidden: _Why | None = None
+            for typ in level:
+                base = self._follow_alias(typ)
+                if base is None or (base.package, base.name) in seen:
+                    continue
+                seen.add((base.package, base.name))
+                pkg = self.packages.get(base.package)
+                known = self._type_def(base)
+                if pkg is None or known is None:
+                    continue
+                self.consulted.add(pkg.path)
+                f, d = known
+                methods = pkg.methods.get((base.name, attr))
+                if methods:
+                    picked = self._pick(methods, caller)
+                    if isinstance(picked, tuple):
+                        mf, md = picked
+                        hits.append(Target("method", pkg.key, md.member, Def(pkg.key, mf.relpath, md.member)))
+                    else:
+                        hits.append(picked)
+                    continue
+                if d.interface:
+                    if attr in d.methods:
+                        hits.append(DYNAMIC)
+                        continue
+                elif attr in d.fields and not any(e.name == attr for e in d.embedded):
+                    ref = d.fields[attr]
+                    typed = self.type_target(ref, f, None) if ref is not None else None
+                    hits.append(self._value(typed) if isinstance(typed, Target) else FUNCTION_VALUE)
+                    continue
+                for e in d.embedded:
+                    et = self.type_target(e, f, None)
+                    if isinstance(et, Target):
+                        embedded.append(et)
+                        if e.name == attr and not d.interface:
+                            hits.append(self._value(et))  # the embedded field itself
+                    elif et is EXTERNAL or et is DYNAMIC:
+                        hidden = et  # its members are one level deeper
+            if len(hits) == 1:
+                return hits[0]
+            if hits:
+                return AMBIGUOUS
+            if unknown is not None:
+                return unknown
+            if not embedded and hidden is None:
+                return None
+            level, unknown = embedded, hidden
+        return None
+
+
+def _not_callable(found: Found) -> Found:
+    """A variable holding a function or method is a function value: calling it is not static."""
+    if isinstance(found, Target) and found.kind in ("function", "method"):
+        return FUNCTION_VALUE
+    return found

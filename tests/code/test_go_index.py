@@ -1,0 +1,155 @@
+"""The Go front end through the real indexer: packages, qualified names, resolution, tests, build
+constraints, and incremental re-indexing (fixture: tests/code/fixtures/goshop, a module that
+`go vet` and `go test` accept)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from graphctx.scope import Scope
+from tests.code.go_fixture import MOD, copy_goshop
+from tests.code.index_helpers import assert_indexes_match_graph, callees, callers, edges, write_repo
+
+REPO = Scope("go-index")
+CART, STORE = f"{MOD}/cart", f"{MOD}/store"
+
+
+@pytest.fixture
+def shop(service, tmp_path: Path):
+    root = copy_goshop(tmp_path)
+    report = service.index_repository(REPO, root)
+    return service, root, report
+
+
+def test_counts_say_what_was_resolved_and_why_the_rest_was_not(shop):
+    _, _, report = shop
+    go = report.languages["go"]
+    assert (go["packages"], go["files"]) == (3, 9)  # testdata/ holds no package
+    assert go["calls"] == go["resolved_calls"] + go["unresolved_calls"] + go["builtin_calls"]
+    # fmt.* and t.Fatal are outside the module, s.log.Log goes through an interface, f() is a
+    # function value: counted, never guessed
+    assert (go["external"], go["dynamic"], go["function_values"]) == (6, 1, 1)
+    assert go["unresolved_calls"] == 8
+    assert go["constrained_files"] == 2
+    assert report.parse_errors == []
+
+
+def test_symbols_are_named_as_go_writes_them(shop):
+    service, _, _ = shop
+    put = service.symbol(REPO, f"{STORE}.(*Store).Put")["subject"]
+    assert put == {
+        "name": f"{STORE}.(*Store).Put",
+        "at": "store/store.go:39-42",
+        "type": "method",
+        "signature": "func (s *Store) Put(it Item)",
+        "summary": "Put stores an item, replacing one of the same name.",
+    }
+    total = service.symbol(REPO, f"{STORE}.Store.Total")["subject"]  # a value receiver
+    assert (total["type"], total["at"]) == ("method", "store/store.go:60-66")
+    store = service.symbol(REPO, f"{STORE}.Store")["subject"]
+    assert (store["type"], store["signature"]) == ("type", "type Store struct")
+    assert store["summary"] == "Store holds items by name."  # the first sentence of the doc comment
+    package = service.symbol(REPO, CART)["subject"]
+    assert (package["type"], package["summary"]) == ("package", "Package cart adds up orders over a store.")
+    # the short spellings an agent may type resolve when they are unambiguous
+    assert service.symbol(REPO, "store.(*Store).Put")["subject"]["name"] == f"{STORE}.(*Store).Put"
+    assert service.symbol(REPO, f"{STORE}.Store.Put")["subject"]["name"] == f"{STORE}.(*Store).Put"
+
+
+def test_package_qualified_calls_and_methods_on_known_receivers(shop):
+    service, _, _ = shop
+    assert callees(service, REPO, f"{CART}.NewCart") == {f"{STORE}.New"}
+    # c.Put: promoted from the embedded *store.Store; the call line is kept
+    assert edges(service, REPO, f"{CART}.(*Cart).Add") >= {
+        (f"{CART}.(*Cart).Add", f"{STORE}.(*Store).Put", "21")
+    }
+    assert callees(service, REPO, f"{CART}.(*Cart).Sum") == {f"{STORE}.Store.Total"}
+    # c.ID(): two levels of embedding (Cart -> *Store -> Base); f := c.Sum; f() stays unresolved
+    assert callees(service, REPO, f"{CART}.Describe") == {f"{STORE}.(*Base).ID"}
+    assert callees(service, REPO, f"{STORE}.(*Store).Put") == {f"{STORE}.(*Store).note"}
+    assert callees(service, REPO, f"{STORE}.(*Store).note") == set()  # s.log.Log: an interface
+
+
+def test_struct_embedding_is_inheritance(shop):
+    service, _, _ = shop
+    assert {o for _, o, _ in edges(service, REPO, f"{CART}.Cart", "inherits")} == {f"{STORE}.Store"}
+    assert {o for _, o, _ in edges(service, REPO, f"{STORE}.Store", "inherits")} == {f"{STORE}.Base"}
+
+
+def test_build_constraints_are_marked_and_decide_between_same_named_definitions(shop):
+    service, _, _ = shop
+    env = service.callees(REPO, f"{STORE}.Platform")
+    assert [c["at"] for c in env["callees"]] == ["store/platform_linux.go:5-5"]
+    other = service.symbol(REPO, "store/platform_other.go::platform")["subject"]
+    assert other["signature"] == "func platform() string  //go:build !linux"
+    linux = service.symbol(REPO, "store/platform_linux.go")["subject"]
+    assert (linux["type"], linux["signature"]) == ("file", "//go:build linux")
+
+
+def test_tests_benchmarks_and_examples_are_linked_to_what_they_call(shop):
+    service, _, _ = shop
+    env = service.symbol(REPO, f"{CART}.NewCart")
+    marked = {c["name"]: c.get("test", False) for c in env["callers"]}
+    assert marked == {
+        f"{CART}.newTestCart": False,  # a helper in a test file is not a test
+        f"{CART}.BenchmarkSum": True,
+        f"{CART}_test.ExampleDescribe": True,  # the external test package
+        f"{MOD}/cmd/shop.main": False,
+    }
+    # TestAdd reaches NewCart through the helper: listed among the tests, not the callers
+    assert [t["name"] for t in env["tests"]] == [f"{CART}.TestAdd"]
+    put_tests = service.symbol(REPO, f"{STORE}.(*Store).Put")
+    assert {c["name"] for c in put_tests["callers"] if c.get("test")} == {f"{STORE}.TestPutGet"}
+
+
+def test_imports_link_files_to_packages(shop):
+    service, _, _ = shop
+    imported = edges(service, REPO, "cart/cart.go", "imports")
+    assert {(o, v) for _, o, v in imported} == {(STORE, "7")}
+
+
+def test_a_re_index_writes_only_what_changed(shop):
+    service, root, _ = shop
+    again = service.index_repository(REPO, root)
+    assert (again.files_changed, again.files_new, again.entities_written, again.facts_written) == (0, 0, 0, 0)
+    text = (root / "store/store.go").read_text()
+    write_repo(
+        root, {"store/store.go": text.replace('s.note("put")', 'if it.Price > 0 {\n\t\ts.note("put")\n\t}')}
+    )
+    edited = service.index_repository(REPO, root)
+    assert edited.files_changed == 2  # the file and its package
+    assert edges(service, REPO, f"{STORE}.(*Store).Put") == {
+        (f"{STORE}.(*Store).Put", f"{STORE}.(*Store).note", "42")
+    }
+    # the edit moved Get down two lines: its range follows
+    assert service.symbol(REPO, f"{STORE}.(*Store).Get")["subject"]["at"] == "store/store.go:47-53"
+    assert callers(service, REPO, f"{STORE}.(*Store).Put") == {f"{CART}.(*Cart).Add", f"{STORE}.TestPutGet"}
+    write_repo(root, {"cart/cart_test.go": None})
+    service.index_repository(REPO, root)
+    assert [t["name"] for t in service.symbol(REPO, f"{CART}.NewCart")["tests"]] == []
+    assert_indexes_match_graph(service, REPO)
+
+
+def test_a_renamed_module_renames_every_symbol(shop):
+    service, root, _ = shop
+    write_repo(root, {"go.mod": "module example.org/renamed\n\ngo 1.22\n"})
+    service.index_repository(REPO, root)
+    assert service.symbol(REPO, "example.org/renamed/store.New")["subject"]["at"] == "store/store.go:34-36"
+    with pytest.raises(Exception, match="no entity"):
+        service.symbol(REPO, f"{STORE}.New")
+
+
+def test_a_file_that_does_not_parse_is_reported_and_the_rest_indexed(service, tmp_path: Path):
+    root = write_repo(
+        tmp_path / "bad",
+        {
+            "go.mod": "module bad\n",
+            "a/a.go": "package a\n\n// F is fine.\nfunc F() int { return 1 }\n",
+            "a/b.go": "package a\n\nfunc G( {\n",
+        },
+    )
+    report = service.index_repository(REPO, root)
+    assert [e.split(":")[0] for e in report.parse_errors] == ["a/b.go"]
+    assert service.symbol(REPO, "bad/a.F")["subject"]["summary"] == "F is fine."
