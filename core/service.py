@@ -500,7 +500,7 @@ class ContextService:
         repo: str | None = None,
         roots: Sequence[str] = (),
     ) -> IndexReport:
-        """Index (or incrementally re-index) the Python and Markdown files under root into the scope
+        """Index (or incrementally re-index) the Python, Go and Markdown files under root into the scope
         as repository `repo` (default: its project name, else its directory's name); other
         repositories in the scope are left as they are. `roots` (or the `code_roots` setting) name
         the import roots instead of the packaging declarations."""

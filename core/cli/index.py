@@ -71,7 +71,7 @@ def index(
     remove: Annotated[str | None, typer.Option("--remove", help="Remove this repository.")] = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Index the Python and Markdown files of a repository; a re-run only redoes what changed.
+    """Index the Python, Go and Markdown files of a repository; a re-run only redoes what changed.
     Each repository is its own unit: indexing one never touches the others in the scope."""
     with _service(ctx, as_json, mode="read" if list_ else "write") as (service, scope):
         target = shared_scope(graph) if graph else scope
@@ -132,6 +132,9 @@ def _summary(report: IndexReport, data: dict[str, Any]) -> None:
     for label, key in ROWS:
         value = data.get(key)
         table.add_row(label, "-" if value is None else str(value))
+    for language, counts in sorted(report.languages.items()):
+        for key, value in counts.items():
+            table.add_row(f"{language} {key.replace('_', ' ')}", str(value))
     out.print(table)
     for line in report.layout_notes[:5]:
         out.print(f"layout: {line}", style="yellow", markup=False)
