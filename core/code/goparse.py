@@ -3,7 +3,7 @@
 Nothing here resolves across files (graphctx.code.goresolve does). A declaration keeps its
 one-line signature, the first sentence of its doc comment, a digest and what resolution needs:
 receiver, declared result types, struct fields and embedded types, interface methods. What a
-local name holds is recorded only when the function declares it once: from its declared type
+local name holds is recorded only when all its declarations agree: its declared type
 (a parameter, the receiver, `var x T`), a composite literal (`T{}`, `&T{}`), `new(T)`, a type
 assertion, or a value (`x := New()`, `y := x`) the resolver may type; anything else is unknown."""
 
@@ -72,7 +72,7 @@ class Binding:
 
 @dataclass(slots=True)
 class Locals:
-    """The names a function declares (closures included), each with its binding when declared once."""
+    """The names a function declares (closures included), each with what it is bound to."""
 
     declared: dict[str, list[Binding | None]] = field(default_factory=dict)
 
@@ -81,8 +81,12 @@ class Locals:
             self.declared.setdefault(name, []).append(binding)
 
     def single(self, name: str) -> Binding | None:
+        """The binding when every declaration of the name binds the same (`var b Builder` in two
+        closures); None when they differ or one is unknown."""
         found = self.declared.get(name)
-        return found[0] if found is not None and len(found) == 1 else None
+        if not found or found[0] is None or any(b != found[0] for b in found[1:]):
+            return None
+        return found[0]
 
 
 @dataclass(slots=True)
@@ -185,8 +189,18 @@ def chain_of(node: Node | None) -> Chain | None:
             parts.append(_text(node.child_by_field_name("field")))
             node = node.child_by_field_name("operand")
         elif kind == "call_expression" and parts:
+            function = node.child_by_field_name("function")
+            if function is not None and function.type == "identifier" and _text(function) == "new":
+                args = node.child_by_field_name("arguments")  # new(T).M: a *T, typed as T() is
+                return _typed_chain(
+                    type_ref(args.named_children[0]) if args and args.named_children else None, parts
+                )
             parts.append(CALL)
-            node = node.child_by_field_name("function")
+            node = function
+        elif kind == "composite_literal" and parts:
+            return _typed_chain(type_ref(node.child_by_field_name("type")), parts)  # T{}.M, (&T{}).M
+        elif kind == "unary_expression" and _text(node.child_by_field_name("operator")) == "&" and parts:
+            node = node.child_by_field_name("operand")
         elif kind in ("parenthesized_expression", "parenthesized_type"):
             node = node.named_children[0] if node.named_children else None
         elif kind == "unary_expression" and _text(node.child_by_field_name("operator")) == "*" and parts:
@@ -206,6 +220,13 @@ def chain_of(node: Node | None) -> Chain | None:
         else:
             return None
     return None
+
+
+def _typed_chain(ref: TypeRef | None, parts: list[str]) -> Chain | None:
+    """A chain that starts with a value of the named type: `T()` (a conversion gives a T)."""
+    if ref is None:
+        return None
+    return (*((ref.package,) if ref.package else ()), ref.name, CALL, *reversed(parts))
 
 
 def _value(node: Node | None, index: int = 0) -> Binding | None:

@@ -70,6 +70,7 @@ GO_TYPES = frozenset(
 )
 TEST_NAME = re.compile(r"^(Test|Benchmark|Example|Fuzz)(?![a-z])")
 MAX_DEPTH = 16
+MAX_DECLARATIONS = 8  # a name declared more often than this in one function is left unknown
 EMBED_DEPTH = 6
 
 
@@ -304,8 +305,7 @@ class GoResolver:
         head, rest = chain[0], chain[1:]
         current: Found
         if locals_ is not None and head in locals_.declared:
-            b = locals_.single(head)
-            current = _not_callable(self.binding(b, f, locals_, depth + 1)) if b is not None else None
+            current = self._local(head, f, locals_, depth)
             if current is None:
                 return FUNCTION_VALUE
         else:
@@ -315,6 +315,18 @@ class GoResolver:
                 return current
             current = self._called(current, 0) if attr == CALL else self.member(current, attr, f)
         return current
+
+    def _local(self, name: str, f: GoFile, locals_: Locals, depth: int) -> Found:
+        """What a local name holds: the one value every declaration of it gives (`s := new(T).Init()`
+        and a closure's `s *T` agree), or None."""
+        bindings = locals_.declared[name]
+        if any(b is None for b in bindings) or len(bindings) > MAX_DECLARATIONS or depth > MAX_DEPTH:
+            return None
+        found = {_not_callable(self.binding(b, f, locals_, depth + 1)) for b in dict.fromkeys(bindings) if b}
+        one = found.pop() if len(found) == 1 else None
+        if isinstance(one, _Why) or (isinstance(one, Target) and one.kind == "value"):
+            return one
+        return None
 
     def _value(self, t: Found) -> Found:
         if isinstance(t, Target) and t.kind == "type":

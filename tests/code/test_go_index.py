@@ -153,3 +153,38 @@ def test_a_file_that_does_not_parse_is_reported_and_the_rest_indexed(service, tm
     report = service.index_repository(REPO, root)
     assert [e.split(":")[0] for e in report.parse_errors] == ["a/b.go"]
     assert service.symbol(REPO, "bad/a.F")["subject"]["summary"] == "F is fine."
+
+
+def test_receivers_typed_from_new_literals_and_agreeing_declarations(service, tmp_path: Path):
+    scanner = """package scan
+
+type Scanner struct{ n int }
+
+func (s *Scanner) Init() *Scanner { return s }
+
+func (s *Scanner) Scan() int { return s.n }
+
+func Use() int {
+	s := new(Scanner).Init()
+	check := func(s *Scanner) int { return s.Scan() }
+	(&Scanner{}).Scan()
+	Scanner{}.Scan()
+	return check(s) + s.Scan()
+}
+
+func Unknown(xs []Scanner) {
+	for _, s := range xs {
+		s.Scan()
+	}
+	s := xs[0]
+	s.Scan()
+}
+"""
+    root = write_repo(tmp_path / "scan", {"go.mod": "module scan\n", "scan.go": scanner})
+    report = service.index_repository(REPO, root)
+    assert callees(service, REPO, "scan.Use") == {"scan.(*Scanner).Init", "scan.(*Scanner).Scan"}
+    lines = {v for _, o, v in edges(service, REPO, "scan.Use") if o == "scan.(*Scanner).Scan"}
+    assert lines == {"11,12,13,14"}  # the closure's s and the outer s agree: both are *Scanner
+    # a range variable and an index expression have types only a type checker knows: unresolved
+    assert callees(service, REPO, "scan.Unknown") == set()
+    assert report.languages["go"]["function_values"] >= 1  # check(s): a local holding a function
