@@ -206,7 +206,10 @@ class GoFrontEnd:
             if call.chain is None:
                 found = FUNCTION_VALUE if call.literal else None
             else:
-                found = resolver.chain(call.chain, go, call.locals)
+                try:
+                    found = resolver.chain(call.chain, go, call.locals)
+                except RecursionError:  # bounded everywhere; this is the last line of defence
+                    found = None
             if isinstance(found, Target) and found.kind in ("function", "method") and found.where is not None:
                 self.stats.resolved += 1
                 out.append(_Resolved(call.caller, found.where, call.line))

@@ -274,21 +274,33 @@ class GoResolver:
                 return None  # a local type or a type parameter
             if ref.name in GO_TYPES:
                 return DYNAMIC if ref.name == "error" else None
-            found = self.file_name(f, ref.name, 0)
-        else:
-            pkg = self.file_name(f, ref.package, 0)
-            if not isinstance(pkg, Target) or pkg.kind != "package":
-                return pkg if pkg is EXTERNAL else None
-            found = self.package_name(self.packages[pkg.package], ref.name, f, 0)
-        return (
-            found
-            if isinstance(found, Target) and found.kind == "type"
-            else found
-            if found is EXTERNAL
-            else None
-        )
+            own = self.package_of(f)
+            found = self._type_in(own, ref.name, f) if own is not None else None
+            if found is None:
+                for key, path in self.imports_of(f).items():
+                    if key.startswith("."):
+                        found = self._type_in(self.packages[path], ref.name, f) if path else EXTERNAL
+                        if found is not None:
+                            break
+            return found
+        imports = self.imports_of(f)
+        if ref.package not in imports:
+            return None
+        path = imports[ref.package]
+        return self._type_in(self.packages[path], ref.name, f) if path is not None else EXTERNAL
+
+    def _type_in(self, pkg: Package, name: str, caller: GoFile) -> Found:
+        """A type a package declares (type expressions name only types: no variable is followed)."""
+        self.consulted.add(pkg.path)
+        picked = self._pick(pkg.names.get(name, []), caller)
+        if isinstance(picked, tuple) and picked[1].kind == "type":
+            f, d = picked
+            return Target("type", pkg.key, d.name, Def(pkg.key, f.relpath, d.member))
+        return picked if picked is AMBIGUOUS else None
 
     def binding(self, b: Binding, f: GoFile, locals_: Locals | None, depth: int) -> Found:
+        if depth > MAX_DEPTH:
+            return None
         if b.type is not None:
             t = self.type_target(b.type, f, locals_)
             return self._value(t)

@@ -188,3 +188,41 @@ func Unknown(xs []Scanner) {
     # a range variable and an index expression have types only a type checker knows: unresolved
     assert callees(service, REPO, "scan.Unknown") == set()
     assert report.languages["go"]["function_values"] >= 1  # check(s): a local holding a function
+
+
+def test_adversarial_go_neither_crashes_nor_resolves_a_guess(service, tmp_path: Path):
+    nested = "x" + ".f()" * 200
+    weird = f"""package w
+
+var a a
+var b = c
+var c = b
+var d, e = e, d
+
+type T = U
+type U = T
+type S struct{{ S }}
+
+func (s S) M() {{ s.M(); s.S.M(); a.M(); b.M(); d.M() }}
+
+func F(x T) {{ x.M(); {nested}; var t S; t.N() }}
+"""
+    root = write_repo(tmp_path / "w", {"go.mod": "module w\n", "w.go": weird})
+    report = service.index_repository(REPO, root)
+    assert report.parse_errors == []
+    # s.M() is S's own method; the rest are cycles, aliases of nothing, or methods S lacks
+    assert callees(service, REPO, "w.S.M") == {"w.S.M"}
+    assert callees(service, REPO, "w.F") == set()
+
+
+def test_python_and_go_in_one_repository_are_re_indexed_apart(service, tmp_path: Path):
+    root = copy_goshop(tmp_path)
+    write_repo(root, {"tools/report.py": '"""Report."""\n\n\ndef total(xs):\n    return sum(xs)\n'})
+    first = service.index_repository(REPO, root)
+    assert (first.modules, first.languages["go"]["files"]) == (1, 9)
+    write_repo(root, {"tools/report.py": '"""Report."""\n\n\ndef total(xs):\n    return sum(xs) + 0\n'})
+    python_only = service.index_repository(REPO, root)
+    assert python_only.files_changed == 1 and python_only.files_parsed == 1  # no Go file parsed
+    assert python_only.languages["go"] == {"packages": 3, "files": 9, "symbols": 24}
+    assert callees(service, REPO, f"{CART}.NewCart") == {f"{STORE}.New"}
+    assert service.symbol(REPO, "tools.report.total")["subject"]["at"] == "tools/report.py:4-5"
