@@ -1,4 +1,4 @@
-"""Every code operation on a Go module (tests/code/fixtures/goshop), through the service and the CLI:
+"""Every code operation on a Go module (tests/code/fixtures/goshop), through the service, the CLI and HTTP:
 search, symbol, callers, callees, impact from a Go diff, explain and path, under the same budgets
 and ambiguity rules as Python."""
 
@@ -6,16 +6,21 @@ from __future__ import annotations
 
 import json
 
+import httpx
 import pytest
 from typer.testing import CliRunner
 
+from graphctx import registry
+from graphctx.auth import Principal
 from graphctx.cli import app
 from graphctx.envelope import dumps
 from graphctx.errors import AmbiguousName
 from graphctx.scope import Scope
 from graphctx.service import ContextService
 from graphctx.settings import Settings
+from graphctx.transports.http import create_app
 from tests.code.go_fixture import MOD, copy_goshop
+from tests.transports.live import LiveServer
 
 runner = CliRunner()
 MINE = Scope("go-cli")
@@ -165,3 +170,25 @@ def test_the_cli_answers_as_the_service_does(data, cli, tmp_path):
         "store/platform_linux.go",
         "store/platform_other.go",
     }
+
+
+def test_the_http_api_answers_as_the_service_does(data):
+    with ContextService.open(data) as service:
+        keys = registry.factory("keys", data.key_store_backend)(data)
+        try:
+            token = keys.create(Principal("go-agent", "go-cli")).token
+            expected = {
+                "symbol": service.symbol(MINE, f"{CART}.(*Cart).Add"),
+                "impact": service.impact(MINE, [], PUT_DIFF),
+            }
+            with LiveServer(create_app(service, keys, data)) as server:
+                headers = {"Authorization": f"Bearer {token}"}
+                with httpx.Client(base_url=server.url, headers=headers, timeout=30.0) as client:
+                    got = {
+                        "symbol": client.post("/v1/symbol", json={"name": f"{CART}.(*Cart).Add"}).json(),
+                        "impact": client.post("/v1/impact", json={"diff": PUT_DIFF}).json(),
+                    }
+        finally:
+            keys.close()
+    for op, answer in expected.items():
+        assert comparable(got[op]) == comparable(json.loads(dumps(answer))), op
