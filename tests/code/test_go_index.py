@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from graphctx.errors import NotFound
 from graphctx.scope import Scope
 from tests.code.go_fixture import MOD, copy_goshop
 from tests.code.index_helpers import assert_indexes_match_graph, callees, callers, edges, write_repo
@@ -226,3 +227,22 @@ def test_python_and_go_in_one_repository_are_re_indexed_apart(service, tmp_path:
     assert python_only.languages["go"] == {"packages": 3, "files": 9, "symbols": 24}
     assert callees(service, REPO, f"{CART}.NewCart") == {f"{STORE}.New"}
     assert service.symbol(REPO, "tools.report.total")["subject"]["at"] == "tools/report.py:4-5"
+
+
+def test_deleting_a_package_leaves_nothing_of_it(shop):
+    service, root, _ = shop
+    for f in sorted((root / "store").iterdir()):
+        f.unlink()
+    (root / "store").rmdir()
+    report = service.index_repository(REPO, root)
+    assert report.files_deleted == 6  # five files and the package
+    for gone in (STORE, f"{STORE}.New", f"{STORE}.(*Store).Put", "store/store.go"):
+        with pytest.raises(NotFound):
+            service.symbol(REPO, gone)
+    # cart.go's calls into the package are gone with it; cart itself is intact
+    assert callees(service, REPO, f"{CART}.NewCart") == set()
+    assert edges(service, REPO, "cart/cart.go", "imports") == set()
+    assert callees(service, REPO, f"{MOD}/cmd/shop.main") == {
+        f"{CART}.NewCart", f"{CART}.(*Cart).Add", f"{CART}.(*Cart).Sum"
+    }  # fmt: skip
+    assert_indexes_match_graph(service, REPO)
