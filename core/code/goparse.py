@@ -312,6 +312,25 @@ def _params(node: Node | None, into: Locals) -> None:
                 into.add(_text(n), None)
 
 
+def _type_params(node: Node | None, into: Locals) -> None:
+    """A generic function's type parameters shadow package-level types of the same name."""
+    for p in node.named_children if node is not None else []:
+        if p.type == "type_parameter_declaration":
+            for n in p.children_by_field_name("name"):
+                into.add(_text(n), None)
+
+
+def _receiver_type_params(node: Node | None, into: Locals) -> None:
+    """`func (l *List[T]) M()`: T is a type parameter of the method."""
+    while node is not None and node.type == "pointer_type":
+        node = node.named_children[0] if node.named_children else None
+    args = node.child_by_field_name("type_arguments") if node is not None else None
+    for elem in args.named_children if args is not None else []:
+        for ident in elem.named_children:
+            if ident.type == "type_identifier":
+                into.add(_text(ident), None)
+
+
 def _results(node: Node | None) -> tuple[TypeRef | None, ...]:
     if node is None:
         return ()
@@ -417,6 +436,7 @@ class _Parser:
         name = _text(node.child_by_field_name("name"))
         body = node.child_by_field_name("body")
         locals_ = Locals()
+        _type_params(node.child_by_field_name("type_parameters"), locals_)
         _params(node.child_by_field_name("parameters"), locals_)
         _params(node.child_by_field_name("result"), locals_)
         d = self._decl(node, comments, name, name, "function", body)
@@ -435,6 +455,7 @@ class _Parser:
                 ref = type_ref(p.child_by_field_name("type"))
                 for n in p.children_by_field_name("name"):
                     locals_.add(_text(n), Binding(ref) if ref is not None else None)
+                _receiver_type_params(p.child_by_field_name("type"), locals_)
         if ref is None:
             return
         _params(node.child_by_field_name("parameters"), locals_)

@@ -246,3 +246,25 @@ def test_deleting_a_package_leaves_nothing_of_it(shop):
         f"{CART}.NewCart", f"{CART}.(*Cart).Add", f"{CART}.(*Cart).Sum"
     }  # fmt: skip
     assert_indexes_match_graph(service, REPO)
+
+
+def test_type_parameters_shadow_package_types(service, tmp_path: Path):
+    code = """package g
+
+type T struct{}
+
+func (T) M() {}
+
+type List[E any] struct{ head *E }
+
+func G[T any](v T) { v.M() }
+
+func (l *List[T]) Each(v T) { v.M() }
+
+func Plain(v T) { v.M() }
+"""
+    root = write_repo(tmp_path / "g", {"go.mod": "module g\n", "g.go": code})
+    service.index_repository(REPO, root)
+    assert callees(service, REPO, "g.G") == set()  # v is a T of G's own: not g.T
+    assert callees(service, REPO, "g.(*List).Each") == set()
+    assert callees(service, REPO, "g.Plain") == {"g.T.M"}
