@@ -23,6 +23,7 @@ from graphctx.redact import redact
 
 SIGNATURE_CHARS = 240
 CALL = "()"
+ELEMENT = "[]"  # an element of what precedes it: `xs[i].M` is ("xs", "[]", "M")
 Chain = tuple[str, ...]
 _SPACES = re.compile(r"\s+")
 _DIRECTIVE = re.compile(r"^//(go:|line |export |extern |sys |nolint)")
@@ -58,6 +59,7 @@ class TypeRef:
     package: str  # the import name used in the file; "" for the file's own package
     name: str
     pointer: bool = False
+    elements: bool = False  # a slice, array or map of this type (`[]T`, `[n]*T`, `map[K]T`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,12 +152,17 @@ def _text(node: Node | None) -> str:
 
 
 def type_ref(node: Node | None) -> TypeRef | None:
-    pointer = False
+    pointer = elements = False
     for _ in range(8):
         if node is None:
             return None
         kind = node.type
-        if kind == "pointer_type":
+        if kind in ("slice_type", "array_type", "map_type"):
+            if elements or pointer:
+                return None
+            elements = True
+            node = node.child_by_field_name("value" if kind == "map_type" else "element")
+        elif kind == "pointer_type":
             if pointer:
                 return None
             pointer = True
@@ -165,11 +172,10 @@ def type_ref(node: Node | None) -> TypeRef | None:
                 node.named_children[0] if node.named_children else None
             )
         elif kind == "type_identifier":
-            return TypeRef("", _text(node), pointer)
+            return TypeRef("", _text(node), pointer, elements)
         elif kind == "qualified_type":
-            return TypeRef(
-                _text(node.child_by_field_name("package")), _text(node.child_by_field_name("name")), pointer
-            )
+            package, name = node.child_by_field_name("package"), node.child_by_field_name("name")
+            return TypeRef(_text(package), _text(name), pointer, elements)
         else:
             return None
     return None
@@ -208,7 +214,8 @@ def chain_of(node: Node | None) -> Chain | None:
         elif kind == "pointer_type" and parts:
             node = node.named_children[0] if node.named_children else None
         elif kind == "index_expression":
-            node = node.child_by_field_name("operand")  # F[int] (or x[i]: the resolver decides)
+            parts.append(ELEMENT)  # x[i], or F[int]: the resolver decides
+            node = node.child_by_field_name("operand")
         elif kind in ("generic_type", "type_identifier", "qualified_type"):
             ref = type_ref(node)
             if ref is None:
@@ -582,8 +589,12 @@ class _Parser:
             _declare_spec(node, locals_)
         elif kind in ("range_clause", "receive_statement"):
             if any(c.type == ":=" for c in node.children):
-                for name in _names(node.child_by_field_name("left")):
-                    locals_.add(name, None)
+                names = _names(node.child_by_field_name("left"))
+                ranged = chain_of(node.child_by_field_name("right")) if kind == "range_clause" else None
+                for i, name in enumerate(names):
+                    # `for _, v := range xs`: v is an element of xs (the first name is an index or key)
+                    element = ranged is not None and i == 1
+                    locals_.add(name, Binding(chain=(*ranged, ELEMENT)) if element and ranged else None)
         elif kind == "type_switch_statement":
             for name in _names(node.child_by_field_name("alias")):
                 locals_.add(name, None)

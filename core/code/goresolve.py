@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from graphctx.code.golayout import DEFAULT, Config, Constraint, GoLayout
-from graphctx.code.goparse import CALL, Binding, Chain, GoDef, GoFile, Locals, TypeRef
+from graphctx.code.goparse import CALL, ELEMENT, Binding, Chain, GoDef, GoFile, Locals, TypeRef
 
 GO_BUILTINS = frozenset(
     [
@@ -85,7 +85,8 @@ class Def:
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    kind: str  # "package" | "function" | "method" | "type" | "value" (of type `name`) | "interface"
+    kind: str  # "package" | "function" | "method" | "type" | "value" (of type `name`) | "elements"
+    # (a slice, array or map of values of type `name`)
     package: str
     name: str = ""
     where: Def | None = None  # for function, method, type
@@ -302,8 +303,7 @@ class GoResolver:
         if depth > MAX_DEPTH:
             return None
         if b.type is not None:
-            t = self.type_target(b.type, f, locals_)
-            return self._value(t)
+            return self._typed(b.type, f, locals_)
         if b.chain is None or depth > MAX_DEPTH:
             return None
         if b.index and b.chain[-1:] == (CALL,):
@@ -325,8 +325,27 @@ class GoResolver:
         for attr in rest:
             if not isinstance(current, Target):
                 return current
-            current = self._called(current, 0) if attr == CALL else self.member(current, attr, f)
+            if attr == CALL:
+                current = self._called(current, 0)
+            elif attr == ELEMENT:
+                current = self._element(current)
+            else:
+                current = self.member(current, attr, f)
         return current
+
+    def _typed(self, ref: TypeRef | None, f: GoFile, locals_: Locals | None) -> Found:
+        """A value of a type expression (or, for `[]T`, the values' container)."""
+        value = self._value(self.type_target(ref, f, locals_))
+        if ref is not None and ref.elements and isinstance(value, Target):
+            return Target("elements", value.package, value.name, value.where)
+        return value
+
+    @staticmethod
+    def _element(t: Target) -> Found:
+        """`xs[i]`: an element of a container; `F[int]`, `T[int]`: the instantiated function or type."""
+        if t.kind == "elements":
+            return Target("value", t.package, t.name, t.where)
+        return t if t.kind in ("function", "type") else None
 
     def _local(self, name: str, f: GoFile, locals_: Locals, depth: int) -> Found:
         """What a local name holds: the one value every declaration of it gives (`s := new(T).Init()`
@@ -336,7 +355,9 @@ class GoResolver:
             return None
         found = {_not_callable(self.binding(b, f, locals_, depth + 1)) for b in dict.fromkeys(bindings) if b}
         one = found.pop() if len(found) == 1 else None
-        if isinstance(one, _Why) or (isinstance(one, Target) and one.kind == "value"):
+        if one is BUILTIN:
+            return None  # `x := make(...)`, `n := len(...)`: a value of a type we cannot say
+        if isinstance(one, _Why) or (isinstance(one, Target) and one.kind in ("value", "elements")):
             return one
         return None
 
@@ -357,7 +378,7 @@ class GoResolver:
         d = f.defs[t.where.member]
         if index >= len(d.results):
             return None
-        return self._value(self.type_target(d.results[index], f, d.locals))
+        return self._typed(d.results[index], f, d.locals)
 
     def member(self, t: Target, attr: str, caller: GoFile) -> Found:
         if t.kind == "package":
@@ -425,8 +446,8 @@ class GoResolver:
                         continue
                 elif attr in d.fields and not any(e.name == attr for e in d.embedded):
                     ref = d.fields[attr]
-                    typed = self.type_target(ref, f, None) if ref is not None else None
-                    hits.append(self._value(typed) if isinstance(typed, Target) else FUNCTION_VALUE)
+                    typed = self._typed(ref, f, None) if ref is not None else None
+                    hits.append(typed if isinstance(typed, Target) else FUNCTION_VALUE)
                     continue
                 for e in d.embedded:
                     et = self.type_target(e, f, None)

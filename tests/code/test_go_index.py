@@ -268,3 +268,37 @@ func Plain(v T) { v.M() }
     assert callees(service, REPO, "g.G") == set()  # v is a T of G's own: not g.T
     assert callees(service, REPO, "g.(*List).Each") == set()
     assert callees(service, REPO, "g.Plain") == {"g.T.M"}
+
+
+def test_elements_of_declared_slices_and_maps_are_typed(service, tmp_path: Path):
+    code = """package e
+
+type T struct{ next []*T }
+
+func (t *T) M() {}
+
+func Each(ts []T, byName map[string]*T) {
+	for _, t := range ts {
+		t.M()
+	}
+	for _, t := range byName {
+		t.M()
+	}
+	ts[0].M()
+	for i := range ts {
+		ts[i].next[0].M()
+	}
+	for k := range byName {
+		_ = k
+	}
+	fs := []func(){}
+	fs[0]()
+	xs := make([]T, 1)
+	xs[0].M()
+}
+"""
+    root = write_repo(tmp_path / "e", {"go.mod": "module e\n", "e.go": code})
+    report = service.index_repository(REPO, root)
+    lines = {v for _, o, v in edges(service, REPO, "e.Each") if o == "e.(*T).M"}
+    assert lines == {"9,12,14,16"}  # xs := make(...) has a type only a type checker knows
+    assert report.languages["go"]["builtin_calls"] == 1  # make, and not xs[0].M()
