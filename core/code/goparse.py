@@ -255,7 +255,11 @@ def _value(node: Node | None, index: int = 0) -> Binding | None:
             if inner is not None and inner.type == "composite_literal":
                 ref = type_ref(inner.child_by_field_name("type"))
                 return Binding(TypeRef(ref.package, ref.name, True)) if ref and not ref.pointer else None
-            return None
+            chain = chain_of(inner)  # `p := &x`, `&xs[i]`: a pointer to x's type
+            return Binding(chain=chain) if chain else None
+        if kind == "unary_expression" and _text(node.child_by_field_name("operator")) == "*":
+            chain = chain_of(node.child_by_field_name("operand"))  # `v := *p`: p's type, dereferenced
+            return Binding(chain=chain) if chain else None
         if kind == "type_assertion_expression":
             ref = type_ref(node.child_by_field_name("type"))
             return Binding(ref) if ref is not None else None

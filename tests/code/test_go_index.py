@@ -295,10 +295,13 @@ func Each(ts []T, byName map[string]*T) {
 	fs[0]()
 	xs := make([]T, 1)
 	xs[0].M()
+	p := &ts[0]
+	v := *p
+	v.M()
 }
 """
     root = write_repo(tmp_path / "e", {"go.mod": "module e\n", "e.go": code})
     report = service.index_repository(REPO, root)
     lines = {v for _, o, v in edges(service, REPO, "e.Each") if o == "e.(*T).M"}
-    assert lines == {"9,12,14,16"}  # xs := make(...) has a type only a type checker knows
+    assert lines == {"9,12,14,16,27"}  # xs := make(...) has a type only a type checker knows
     assert report.languages["go"]["builtin_calls"] == 1  # make, and not xs[0].M()
