@@ -44,6 +44,7 @@ from graphctx.code.walk import SourceFile
 from graphctx.model import EdgeKind, Entity
 
 Tick = Callable[[str, int, int], None]
+GO_PACKAGE = "gopkg"  # the walk-less unit kind of a package (its sha covers its files')
 HOPS = 3  # test-file helpers followed this deep (as for Python)
 KINDS = {"function": "function", "method": "method", "type": "type"}
 
@@ -90,7 +91,7 @@ class GoFrontEnd:
             members.setdefault(d, []).append(f"{rel}={unit.sha}")
         for d, parts in members.items():
             key = hashlib.sha256("\n".join([self._path_of(d), *parts]).encode()).hexdigest()
-            units[ids.go_id(self.repo, d or ".")] = SourceFile(d or ".", "gopkg", b"", "sha256:" + key)
+            units[ids.go_id(self.repo, d or ".")] = SourceFile(d or ".", GO_PACKAGE, b"", "sha256:" + key)
         return units
 
     def units(self) -> dict[str, SourceFile]:
@@ -145,9 +146,9 @@ class GoFrontEnd:
                 "symbols": sum(1 for i in mine if "::" in i),
             }
         else:
-            kinds = [g for g in graphs.values() if g.kind in ("go", "gopkg")]
+            kinds = [g for g in graphs.values() if g.kind in ("go", GO_PACKAGE)]
             counts = {
-                "packages": sum(1 for g in kinds if g.kind == "gopkg"),
+                "packages": sum(1 for g in kinds if g.kind == GO_PACKAGE),
                 "files": sum(1 for g in kinds if g.kind == "go"),
                 "symbols": sum(len(g.entities) for g in kinds),
                 "calls": self.stats.calls,
@@ -370,7 +371,7 @@ class GoFrontEnd:
                 source=unit.sha,
                 search_text=search_text(doc, "", (), (), ()),
             )
-            graph = FileGraph(key, "gopkg", unit.sha, entity, consulted=frozenset({self._path_of(d)}))
+            graph = FileGraph(key, GO_PACKAGE, unit.sha, entity, consulted=frozenset({self._path_of(d)}))
             for f in sorted(files, key=lambda f: f.relpath):
                 graph.contains.append(edge(pid, EdgeKind.CONTAINS, ids.go_id(self.repo, f.relpath)))
             self.done[pid] = graph

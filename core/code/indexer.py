@@ -21,7 +21,7 @@ from graphctx import bounds
 from graphctx.code import ids
 from graphctx.code.build import EVERY_MODULE, FileGraph, document_graph
 from graphctx.code.frontend import FrontEnd
-from graphctx.code.golang import GoFrontEnd
+from graphctx.code.golang import GO_PACKAGE, GoFrontEnd
 from graphctx.code.ids import document_id, file_key, module_id
 from graphctx.code.layout import Layout, discover, project_name
 from graphctx.code.markdown import MentionIndex, parse_markdown
@@ -79,6 +79,11 @@ def _is_code(e: Entity, repo: str) -> bool:
     memory entity whose id merely looks like a code id is not code)."""
     parsed = ids.parse(e.id)
     return e.type in CODE_TYPES and parsed is not None and parsed.repo == repo and e.path == parsed.path
+
+
+def _is_go_package(entity_id: str) -> bool:
+    parsed = ids.parse(entity_id)
+    return parsed is not None and parsed.lang == "go" and not parsed.path.endswith(".go")
 
 
 def _is_legacy_code(e: Entity) -> bool:
@@ -221,7 +226,6 @@ class Indexer:
         fronts: list[FrontEnd] = [python, GoFrontEnd(name, walked.files, report, self._tick)]
         files = {i: f for front in fronts for i, f in front.units().items()}
         files.update((document_id(name, f.relpath), f) for f in walked.files if f.kind == "md")
-        report.files_seen = len(files)
         self._tick("scanning", 0, len(files))
         record = repositories.get(name)
         legacy = self._legacy(scope) if not repositories else []
@@ -233,10 +237,13 @@ class Indexer:
             set(files) if report.layout_changed else {i for i, f in files.items() if shas.get(i) != f.sha}
         )
         deleted = set(stored_files) - set(files)
-        report.files_new = sum(1 for i in changed if i not in shas)
-        report.files_changed = len(changed) - report.files_new
-        report.files_deleted = len(deleted)
-        report.files_unchanged = len(files) - len(changed)
+        # the counts are of files: a Go package is a unit too, but not a file
+        seen = {i for i, f in files.items() if f.kind != GO_PACKAGE}
+        report.files_seen = len(seen)
+        report.files_new = sum(1 for i in changed & seen if i not in shas)
+        report.files_changed = len(changed & seen) - report.files_new
+        report.files_deleted = sum(1 for i in deleted if not _is_go_package(i))
+        report.files_unchanged = len(seen - changed)
         if not changed and not deleted and not legacy and record is not None:
             self._count_stored(report, fronts, stored)
             if record.root != str(root):  # the same repository checked out elsewhere

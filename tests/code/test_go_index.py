@@ -120,7 +120,7 @@ def test_a_re_index_writes_only_what_changed(shop):
         root, {"store/store.go": text.replace('s.note("put")', 'if it.Price > 0 {\n\t\ts.note("put")\n\t}')}
     )
     edited = service.index_repository(REPO, root)
-    assert edited.files_changed == 2  # the file and its package
+    assert edited.files_changed == 1
     assert edges(service, REPO, f"{STORE}.(*Store).Put") == {
         (f"{STORE}.(*Store).Put", f"{STORE}.(*Store).note", "42")
     }
@@ -235,7 +235,7 @@ def test_deleting_a_package_leaves_nothing_of_it(shop):
         f.unlink()
     (root / "store").rmdir()
     report = service.index_repository(REPO, root)
-    assert report.files_deleted == 6  # five files and the package
+    assert report.files_deleted == 5
     for gone in (STORE, f"{STORE}.New", f"{STORE}.(*Store).Put", "store/store.go"):
         with pytest.raises(NotFound):
             service.symbol(REPO, gone)
