@@ -341,7 +341,8 @@ def render(args, per_seed, misses, miss_kinds, go, copied, n_defs, n_calls, gt_s
     )
     lines += [
         "",
-        f"Index of the slice: {index_seconds:.1f} s ({report['files_seen']} files, {go.get('packages', 0)} packages; "
+        f"Index of the slice: {index_seconds:.1f} s ({report['files_seen']} files, "
+        f"{go.get('packages', 0)} packages; "
         f"{go.get('symbols', 0):,} symbols, {report['facts_written']:,} edges written), no-op re-index "
         f"{noop_seconds:.2f} s (nothing written), store {store_bytes / 1e6:.1f} MB. Calls seen "
         f"{go.get('calls', 0):,}: resolved {go.get('resolved_calls', 0):,}, "
