@@ -24,7 +24,6 @@ import random
 import re
 import shutil
 import subprocess
-import sys
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -300,7 +299,8 @@ def render(args, per_seed, misses, miss_kinds, go, copied, n_defs, n_calls, gt_s
         command += " --packages " + " ".join(args.packages)
     if args.seeds != [0, 10, 11, 12, 13]:
         command += " --seeds " + " ".join(map(str, args.seeds))
-    size = (f"{len(args.packages)} packages of the Go {sys.platform} toolchain's standard library "
+    version = subprocess.run([GO, "version"], check=True, capture_output=True, text=True).stdout.strip()
+    size = (f"{len(args.packages)} packages of the standard library of {version} "
             f"({copied} .go files, tests included); ground truth {n_defs:,} definitions, {n_calls:,} static "
             "call edges inside the slice")  # fmt: skip
     lines = [
