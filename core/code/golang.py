@@ -78,7 +78,7 @@ class GoFrontEnd:
     # -- units ----------------------------------------------------------------------------------
 
     def _path_of(self, directory: str) -> str:
-        return self.layout.dirs.get(directory) or self.layout._import_path(directory)
+        return self.layout.dirs.get(directory) or self.layout.import_path(directory)
 
     def _make_units(self) -> dict[str, SourceFile]:
         units: dict[str, SourceFile] = {}

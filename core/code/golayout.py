@@ -259,7 +259,7 @@ class GoLayout:
         for rel in go_files:
             d = package_dir(rel)
             if d is not None and d not in self.dirs:
-                self.dirs[d] = self._import_path(d)
+                self.dirs[d] = self.import_path(d)
         self.by_path: dict[str, list[str]] = {}
         for d, path in sorted(self.dirs.items()):
             self.by_path.setdefault(path, []).append(d)
@@ -273,7 +273,8 @@ class GoLayout:
                 return None
             d = d.rpartition("/")[0] if "/" in d else ""
 
-    def _import_path(self, directory: str) -> str:
+    def import_path(self, directory: str) -> str:
+        """The import path of a package directory (see the module doc)."""
         root = self.module_root(directory)
         if root is None:
             return directory or "."

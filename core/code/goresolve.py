@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from graphctx.code.golayout import DEFAULT, Config, Constraint, GoLayout
+from graphctx.code.golayout import Config, Constraint, GoLayout
 from graphctx.code.goparse import CALL, ELEMENT, Binding, Chain, GoDef, GoFile, Locals, TypeRef
 
 GO_BUILTINS = frozenset(
@@ -213,9 +213,9 @@ class GoResolver:
         """One definition among those several constrained files give a name (see the module doc)."""
         if len(found) <= 1:
             return found[0] if found else None
-        config = self._configs.get(caller.constraint, DEFAULT)
-        if config is DEFAULT:
-            config = self._configs[caller.constraint] = caller.constraint.config()
+        if caller.constraint not in self._configs:
+            self._configs[caller.constraint] = caller.constraint.config()
+        config = self._configs[caller.constraint]
         if config is not None:
             active = [x for x in found if x[0].constraint.active(config)]
             if len(active) == 1:
