@@ -36,6 +36,7 @@ class EdgeKind(StrEnum):
     IMPORTS = "imports"
     CALLS = "calls"
     INHERITS = "inherits"
+    IMPLEMENTS = "implements"  # a Go type whose method set satisfies an interface
     TESTED_BY = "tested_by"
     MENTIONS = "mentions"
 

@@ -5,9 +5,9 @@ Entities: a `package` per directory (qualified name: its import path), a `file` 
 build constraint as its signature), and per declaration a `function`, `method` or `type` named as
 Go writes it (`net/http.(*Client).Do`, `net/http.Client`); external test packages are
 `{path}_test`. Edges: contains (package → file → declaration), imports (file → package), calls,
-inherits (struct and interface embedding) and tested_by (`TestX`, `BenchmarkX`, `ExampleX`,
-`FuzzX` in `_test.go` files, with the helpers of test files they call followed). A declaration in
-a file with a build constraint carries it at the end of its signature.
+inherits (struct and interface embedding), implements (method sets) and tested_by (`TestX`,
+`BenchmarkX`, `ExampleX`, `FuzzX` in `_test.go` files, with the helpers of test files they call
+followed). A declaration in a file with a build constraint carries it at the end of its signature.
 
 Incremental by package: a file's key is the sha256 of its bytes and its import path (a renamed
 module renames its symbols); when any Go file changed, every Go file is parsed and resolved
@@ -34,6 +34,7 @@ from graphctx.code.goresolve import (
     Def,
     Found,
     GoResolver,
+    Implementations,
     Target,
     is_external_test,
     is_test_func,
@@ -73,6 +74,7 @@ class GoFrontEnd:
         self.go_changes: set[str] = set()
         self.done: dict[str, FileGraph] = {}
         self._parsed = 0
+        self._implements: dict[tuple[str, str], list[Def]] = {}
         self._units = self._make_units()
 
     # -- units ----------------------------------------------------------------------------------
@@ -177,6 +179,7 @@ class GoFrontEnd:
                 self._tick("parsing", n, total)
         self._parsed = len(parsed)
         resolver = GoResolver(parsed, self.layout)
+        self._implements = Implementations(resolver).compute()
         resolved: dict[str, list[_Resolved]] = {}
         consulted: dict[str, frozenset[str]] = {}
         for n, go in enumerate(parsed, start=1):
@@ -295,6 +298,12 @@ class GoFrontEnd:
                 base = resolver.type_target(e, go, None)
                 if isinstance(base, Target) and base.where is not None:
                     fact = edge(ids.go_id(self.repo, rel, d.member), EdgeKind.INHERITS, self._id(base.where))
+                    graph.produced[fact.id] = fact
+        if pkg is not None:
+            for d in go.defs.values():
+                for iface in self._implements.get((pkg.key, d.name), []) if d.kind == "type" else []:
+                    resolver.consulted.add(resolver.packages[iface.package].path)
+                    fact = edge(ids.go_id(self.repo, rel, d.member), EdgeKind.IMPLEMENTS, self._id(iface))
                     graph.produced[fact.id] = fact
         imported: dict[str, list[int]] = {}
         importer = rel.rpartition("/")[0]

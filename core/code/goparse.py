@@ -110,6 +110,10 @@ class GoDef:
     interface: bool = False
     methods: tuple[str, ...] = ()  # an interface's methods
     alias: TypeRef | None = None  # `type A = B`
+    shape: str = ""  # a method's parameter and result types, as written (`(int, []byte) (error)`)
+    shapes: dict[str, str] = field(default_factory=dict)  # an interface's methods' shapes
+    generic: bool = False  # a type with type parameters
+    elements: int = 0  # an interface's elements that are not methods (embedded, unions)
     locals: Locals | None = None
 
 
@@ -342,6 +346,28 @@ def _receiver_type_params(node: Node | None, into: Locals) -> None:
                 into.add(_text(ident), None)
 
 
+def _types_of(node: Node | None) -> list[str]:
+    """The types of a parameter or result list as written, one per parameter (`a, b int`: two)."""
+    if node is None:
+        return []
+    if node.type != "parameter_list":
+        return [_SPACES.sub(" ", _text(node))]
+    out: list[str] = []
+    for p in node.named_children:
+        kind = _SPACES.sub(" ", _text(p.child_by_field_name("type")))
+        if p.type == "variadic_parameter_declaration":
+            kind = "..." + kind
+        out += [kind] * max(1, len(p.children_by_field_name("name")))
+    return out
+
+
+def _shape(node: Node) -> str:
+    """A method's signature without names: `(int, []byte) (error)`."""
+    params = _types_of(node.child_by_field_name("parameters"))
+    results = _types_of(node.child_by_field_name("result"))
+    return f"({', '.join(params)}) ({', '.join(results)})"
+
+
 def _results(node: Node | None) -> tuple[TypeRef | None, ...]:
     if node is None:
         return ()
@@ -477,6 +503,7 @@ class _Parser:
         d.receiver, d.pointer = ref.name, ref.pointer
         d.results = _results(node.child_by_field_name("result"))
         d.locals = locals_
+        d.shape = _shape(node)
         self._add(d)
         self._calls(body, d.member, locals_)
 
@@ -521,6 +548,7 @@ class _Parser:
                     d.signature = "type " + d.signature
             elif grouped:
                 d.signature = "type " + d.signature
+            d.generic = spec.child_by_field_name("type_parameters") is not None
             if spec.type == "type_alias":
                 d.alias = type_ref(body)
             elif body is not None and body.type == "struct_type":
@@ -531,7 +559,9 @@ class _Parser:
                 for c in body.named_children:
                     if c.type == "method_elem":
                         methods.append(_text(c.child_by_field_name("name")))
+                        d.shapes[methods[-1]] = _shape(c)
                     elif c.type == "type_elem":
+                        d.elements += 1
                         ref = type_ref(c.named_children[0]) if len(c.named_children) == 1 else None
                         if ref is not None:
                             embedded.append(ref)

@@ -474,3 +474,95 @@ def _not_callable(found: Found) -> Found:
     if isinstance(found, Target) and found.kind in ("function", "method"):
         return FUNCTION_VALUE
     return found
+
+
+_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?")  # `T` or `pkg.T` in a type as written
+_KEYWORDS = frozenset({"func", "map", "chan", "struct", "interface"})
+
+
+class Implementations:
+    """Which named types implement which interfaces, decided from method sets: an interface of the
+    repository with methods only (no embedded or union elements, no type parameters) is implemented
+    by a named type whose own methods (value and pointer receivers; promoted methods are not
+    followed) include each of its methods with the same parameter and result types, every type
+    name in them resolved to its package. A signature naming a type that cannot be pinned down
+    compares with nothing: a pair it would decide is left out, never guessed."""
+
+    def __init__(self, resolver: GoResolver) -> None:
+        self.r = resolver
+        self._canonical: dict[tuple[str, str], str | None] = {}
+
+    def canonical(self, text: str, f: GoFile) -> str | None:
+        key = (f.relpath, text)
+        if key not in self._canonical:
+            self._canonical[key] = self._spell(text, f)
+        return self._canonical[key]
+
+    def _spell(self, text: str, f: GoFile) -> str | None:
+        aliases: dict[str, str] = {}
+        for imp in f.imports:
+            if imp.name in ("_", "."):
+                if imp.name == ".":
+                    return None  # a dot import may bind any bare name
+                continue
+            d = self.r.layout.resolve_import(f.relpath.rpartition("/")[0], imp.path)
+            path = self.r.layout.dirs.get(d) if d is not None else None
+            pkg = self.r.packages.get(path) if path is not None else None
+            aliases[imp.name or (pkg.name if pkg is not None else "")] = imp.path
+        aliases.pop("", None)  # an outside package imported by its own name: not known here
+        own = self.r.package_of(f)
+        unknown = False
+
+        def spell(m: re.Match[str]) -> str:
+            nonlocal unknown
+            head, _, name = m.group(0).partition(".")
+            if name:
+                path = aliases.get(head)
+                if path is None:
+                    unknown = True
+                return f"{path}\x00{name}"
+            if head in _KEYWORDS or head in GO_TYPES:
+                return head
+            found = own.names.get(head) if own is not None else None
+            if not found or own is None or any(d.kind != "type" for _, d in found):
+                unknown = True
+                return head
+            return f"{own.path}\x00{head}"
+
+        spelled = _NAME.sub(spell, text)
+        return None if unknown else spelled
+
+    def compute(self) -> dict[tuple[str, str], list[Def]]:
+        """(package key, type name) -> the interfaces it implements."""
+        by_method: dict[str, set[tuple[str, str]]] = {}
+        for pkg in self.r.packages.values():
+            for recv, name in pkg.methods:
+                by_method.setdefault(name, set()).add((pkg.key, recv))
+        out: dict[tuple[str, str], list[Def]] = {}
+        for pkg in self.r.packages.values():
+            for found in pkg.names.values():
+                for f, d in found:
+                    if not d.interface or d.generic or d.elements or not d.methods:
+                        continue
+                    wanted = {m: self.canonical(d.shapes.get(m, ""), f) for m in d.methods}
+                    if any(v is None for v in wanted.values()):
+                        continue
+                    candidates = set.intersection(*(by_method.get(m, set()) for m in d.methods))
+                    exported = all(m[:1].isupper() for m in d.methods)
+                    for key, recv in sorted(candidates):
+                        if (exported or key == pkg.key) and self._satisfies(key, recv, wanted):
+                            out.setdefault((key, recv), []).append(Def(pkg.key, f.relpath, d.member))
+        return out
+
+    def _satisfies(self, key: str, recv: str, wanted: dict[str, str | None]) -> bool:
+        pkg = self.r.packages[key]
+        types = pkg.names.get(recv, [])
+        if len(types) != 1 or types[0][1].kind != "type" or types[0][1].interface or types[0][1].generic:
+            return False
+        if types[0][1].alias is not None:
+            return False
+        for name, shape in wanted.items():
+            defs = pkg.methods.get((recv, name), [])
+            if not defs or any(self.canonical(d.shape, f) != shape for f, d in defs):
+                return False
+        return True

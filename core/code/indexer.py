@@ -52,6 +52,7 @@ FACTS_PER_READ = bounds.MAX_FACTS  # ... and returns at most 80 facts
 OUT_PREDICATES = (
     EdgeKind.CALLS.value,
     EdgeKind.INHERITS.value,
+    EdgeKind.IMPLEMENTS.value,
     EdgeKind.IMPORTS.value,
     EdgeKind.MENTIONS.value,
 )

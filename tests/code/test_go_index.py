@@ -305,3 +305,54 @@ func Each(ts []T, byName map[string]*T) {
     lines = {v for _, o, v in edges(service, REPO, "e.Each") if o == "e.(*T).M"}
     assert lines == {"9,12,14,16,27"}  # xs := make(...) has a type only a type checker knows
     assert report.languages["go"]["builtin_calls"] == 1  # make, and not xs[0].M()
+
+
+def test_interface_satisfaction_is_decided_from_method_sets(service, tmp_path: Path):
+    files = {
+        "go.mod": "module sat\n",
+        "store/store.go": """package store
+
+type Item struct{}
+
+// Saver saves items.
+type Saver interface {
+	Save(it Item, n int) error
+}
+
+type closer interface{ close() }
+
+// ReadSaver embeds: not decided here.
+type ReadSaver interface {
+	Saver
+	Read() Item
+}
+
+type Disk struct{}
+
+func (d *Disk) Save(x Item, count int) error { return nil }
+
+func (d Disk) close() {}
+""",
+        "cache/cache.go": """package cache
+
+import st "sat/store"
+
+type Memory struct{}
+
+func (m Memory) Save(it st.Item, n int) error { return nil }
+
+func (m Memory) close() {}
+
+type Wrong struct{}
+
+func (w Wrong) Save(it st.Item, n string) error { return nil }
+""",
+    }
+    root = write_repo(tmp_path / "sat", files)
+    service.index_repository(REPO, root)
+    implements = lambda name: {o for _, o, _ in edges(service, REPO, name, "implements")}  # noqa: E731
+    # names written differently (st.Item, Item; other parameter names) are the same types
+    assert implements("sat/cache.Memory") == {"sat/store.Saver"}
+    # same package: the unexported interface too; the embedding interface is left undecided
+    assert implements("sat/store.Disk") == {"sat/store.Saver", "sat/store.closer"}
+    assert implements("sat/cache.Wrong") == set()  # Save(Item, string): another method
