@@ -46,6 +46,7 @@ from graphctx.model import EdgeKind, Entity
 
 Tick = Callable[[str, int, int], None]
 GO_PACKAGE = "gopkg"  # the walk-less unit kind of a package (its sha covers its files')
+INTERFACES = "go:interfaces"  # consulted by every file with types or methods; changed with any interface
 HOPS = 3  # test-file helpers followed this deep (as for Python)
 KINDS = {"function": "function", "method": "method", "type": "type"}
 
@@ -180,6 +181,16 @@ class GoFrontEnd:
         self._parsed = len(parsed)
         resolver = GoResolver(parsed, self.layout)
         self._implements = Implementations(resolver).compute()
+        changed_interfaces = any(
+            d.interface
+            for go in parsed
+            if (own := resolver.package_of(go)) is not None and own.path in self.go_changes
+            for d in go.defs.values()
+        )
+        if changed_interfaces:
+            # which types implement an interface may change with it, and a file's stale implements
+            # edge is found only when the file is compared again: every file with types or methods is
+            self.go_changes.add(INTERFACES)
         resolved: dict[str, list[_Resolved]] = {}
         consulted: dict[str, frozenset[str]] = {}
         for n, go in enumerate(parsed, start=1):
@@ -299,6 +310,8 @@ class GoFrontEnd:
                 if isinstance(base, Target) and base.where is not None:
                     fact = edge(ids.go_id(self.repo, rel, d.member), EdgeKind.INHERITS, self._id(base.where))
                     graph.produced[fact.id] = fact
+        if any(d.kind in ("method", "type") for d in go.defs.values()):
+            resolver.consulted.add(INTERFACES)
         if pkg is not None:
             for d in go.defs.values():
                 for iface in self._implements.get((pkg.key, d.name), []) if d.kind == "type" else []:

@@ -356,3 +356,25 @@ func (w Wrong) Save(it st.Item, n string) error { return nil }
     # same package: the unexported interface too; the embedding interface is left undecided
     assert implements("sat/store.Disk") == {"sat/store.Saver", "sat/store.closer"}
     assert implements("sat/cache.Wrong") == set()  # Save(Item, string): another method
+    # the interface changes in another file: edges follow, stale ones go, though cache/ is unchanged
+    text = (root / "store/store.go").read_text()
+    write_repo(
+        root, {"store/store.go": text.replace("Save(it Item, n int) error", "Save(it Item, n string) error")}
+    )
+    again = service.index_repository(REPO, root)
+    assert again.files_changed == 1
+    assert implements("sat/cache.Memory") == set()
+    assert implements("sat/cache.Wrong") == {"sat/store.Saver"}
+    assert implements("sat/store.Disk") == {"sat/store.closer"}
+
+
+def test_an_implements_edge_goes_when_the_interface_changes_elsewhere(service, tmp_path: Path):
+    namer = "package names\n\ntype Namer interface{ Name() string }\n"
+    person = 'package people\n\ntype Person struct{}\n\nfunc (Person) Name() string { return "" }\n'
+    root = write_repo(tmp_path / "n", {"go.mod": "module n\n", "names/n.go": namer, "people/p.go": person})
+    service.index_repository(REPO, root)
+    implements = lambda: {o for _, o, _ in edges(service, REPO, "n/people.Person", "implements")}  # noqa: E731
+    assert implements() == {"n/names.Namer"}  # people/ does not import names/: no import links them
+    write_repo(root, {"names/n.go": namer.replace("Name() string", "Name() int")})
+    service.index_repository(REPO, root)
+    assert implements() == set()
