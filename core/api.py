@@ -46,6 +46,8 @@ IncludeIds = Annotated[
 
 
 def _utc(value: datetime | None) -> datetime | None:
+    if value is not None:
+        bounds.check_instant(value)
     if value is not None and value.tzinfo is None:
         return value.replace(tzinfo=UTC)
     return value
@@ -332,6 +334,7 @@ def parse_request(model: type[Request], payload: object) -> Request:
     """Validate a payload into the operation's model; errors name the field and the bound."""
     if not isinstance(payload, Mapping):
         raise InputError(f"the request body must be a JSON object, got {type(payload).__name__}")
+    bounds.check_tree(dict(payload), "")
     try:
         return model.model_validate(dict(payload))
     except ValidationError as exc:

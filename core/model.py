@@ -8,7 +8,15 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from graphctx import bounds
 from graphctx.redact import redact
@@ -93,6 +101,8 @@ def _bounded(what: str, limit: int) -> AfterValidator:
 
 
 EntityId = Annotated[str, _bounded("entity id", bounds.ID_BYTES)]
+Stamp = Annotated[datetime, AfterValidator(bounds.check_instant)]
+LineNo = Annotated[int, Field(ge=1, le=bounds.LINE_MAX)]
 Name = Annotated[str, _bounded("name", bounds.NAME_BYTES)]
 
 
@@ -115,16 +125,16 @@ class Entity(_Frozen):
     summary: str = ""
     qualified_name: str | None = None
     path: str | None = None
-    line_start: int | None = Field(default=None, ge=1)
-    line_end: int | None = Field(default=None, ge=1)
+    line_start: LineNo | None = None
+    line_end: LineNo | None = None
     signature: str | None = None
     source: str = ""
     search_text: str = ""
     """Indexed-only text: searchable through the lexical index, never shown in an answer nor stored
     by an index (a code symbol's whole docstring, signature, decorators, bases and referenced names;
     a Markdown section's text). Redacted like the summary; derived, so re-deriving it is idempotent."""
-    created_at: datetime | None = None
-    updated_at: datetime | None = None
+    created_at: Stamp | None = None
+    updated_at: Stamp | None = None
     tenant_id: str | None = None
     namespace: str | None = None
     graph_id: str | None = None
@@ -150,10 +160,10 @@ class Entity(_Frozen):
 
     @field_validator("qualified_name", "path", "signature", "source")
     @classmethod
-    def _selector(cls, value: str | None) -> str | None:
+    def _selector(cls, value: str | None, info: ValidationInfo) -> str | None:
         if value is None:
             return None
-        return bounds.check_text("field", value, bounds.SELECTOR_BYTES, allow_empty=True)
+        return bounds.check_text(info.field_name or "field", value, bounds.SELECTOR_BYTES, allow_empty=True)
 
     @model_validator(mode="after")
     def _lines(self) -> Entity:
@@ -203,10 +213,10 @@ class Fact(_Frozen):
     value: str | None = None
     source: str = ""
     confidence: float = Field(default=1.0, ge=0.0, le=1.0)
-    valid_from: datetime | None = None
-    valid_to: datetime | None = None
-    created_at: datetime | None = None
-    updated_at: datetime | None = None
+    valid_from: Stamp | None = None
+    valid_to: Stamp | None = None
+    created_at: Stamp | None = None
+    updated_at: Stamp | None = None
     tenant_id: str | None = None
     namespace: str | None = None
     graph_id: str | None = None
@@ -224,6 +234,11 @@ class Fact(_Frozen):
         if value is None:
             return None
         return redact(bounds.check_text("fact value", value, bounds.FACT_VALUE_BYTES))
+
+    @field_validator("source")
+    @classmethod
+    def _source(cls, value: str) -> str:
+        return bounds.check_text("source", value, bounds.SELECTOR_BYTES, allow_empty=True)
 
     @model_validator(mode="after")
     def _shape(self) -> Fact:
