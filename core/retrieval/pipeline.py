@@ -212,12 +212,16 @@ class Retriever:
         admitted candidate in rank order, the legs that ran and the coverage counts."""
         t = watch.start
         asked = probes(query)
-        exact = self.stores.graph.run(
-            ENTITY_FIND_EXACT, scope, EntityFindExactParams(values=tuple(asked.values()), limit=16)
+        values = tuple(asked.values())
+        # a long prose question may hold nothing short enough to be an identifier: no lookup then
+        found = (
+            self.stores.graph.run(
+                ENTITY_FIND_EXACT, scope, EntityFindExactParams(values=values, limit=16)
+            ).matches
+            if values
+            else ()
         )
-        identity, mentions = split_matches(
-            [m for m in exact.matches if isolation.admit_entity(m.entity)], asked
-        )
+        identity, mentions = split_matches([m for m in found if isolation.admit_entity(m.entity)], asked)
         t = watch.lap("exact", t)
         legs: dict[str, Any] = {"exact": {"status": "ok", "hits": len(identity), "mentions": len(mentions)}}
 
