@@ -12,10 +12,11 @@ The JSONL reader (`jsonl_records`) is the one place a bulk file is decoded: one 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Generic, TypeVar
+from typing import IO, Any, Generic, TypeVar
 
 from pydantic import ValidationError
 
@@ -30,6 +31,28 @@ MAX_REPORTED = 20
 LINE_BYTES = bounds.SUMMARY_BYTES * 4
 """The longest JSONL line accepted (a record with a full summary and aliases fits well inside)."""
 KINDS = ("entity", "fact")
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def _nesting(text: str) -> int:
+    """How deep arrays and objects nest in a JSON text (strings skipped), before parsing it."""
+    depth = deepest = 0
+    for char in _STRING.sub("", text):
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+def _int(literal: str) -> int:
+    if len(literal.lstrip("-")) > bounds.MAX_INT_DIGITS:
+        raise ValueError(
+            f"an integer of {len(literal.lstrip('-'))} digits, over the bound of {bounds.MAX_INT_DIGITS}"
+        )
+    return int(literal)
 
 
 @dataclass(frozen=True)
@@ -134,6 +157,27 @@ def check_endpoints(facts: Iterable[Located[Fact]], batch_ids: set[str], stored_
     problems.raise_if_any()
 
 
+class _Cut(bytes):
+    """The first bytes of a line longer than the bound; `size` is the whole line's length."""
+
+    size: int
+
+
+def bounded_lines(stream: IO[bytes], limit: int = LINE_BYTES) -> Iterator[bytes]:
+    """The lines of a binary stream, none held in memory past `limit` bytes: a longer line comes cut
+    (and is refused with its real size), so a huge or binary file without newlines costs no memory."""
+    while line := stream.readline(limit + 1):
+        if len(line) <= limit or line.endswith(b"\n"):
+            yield line
+            continue
+        size = len(line)
+        while (rest := stream.readline(1 << 16)) and not rest.endswith(b"\n"):
+            size += len(rest)
+        cut = _Cut(line[:64])
+        cut.size = size + len(rest)
+        yield cut
+
+
 def jsonl_records(lines: Iterable[str | bytes]) -> Iterator[tuple[str, str, object]]:
     """(where, kind, record) per non-blank line of a JSONL bulk file; a line that is not a record
     comes as kind "" with the InputError naming it, so a caller can report every bad line at once.
@@ -141,7 +185,7 @@ def jsonl_records(lines: Iterable[str | bytes]) -> Iterator[tuple[str, str, obje
     for number, raw in enumerate(lines, start=1):
         where = f"line {number}"
         try:
-            kind, record = _line(raw)
+            kind, record = _line(raw, number == 1)
         except InputError as exc:
             yield where, "", InputError(exc.message, line=number, **exc.details)
             continue
@@ -149,24 +193,40 @@ def jsonl_records(lines: Iterable[str | bytes]) -> Iterator[tuple[str, str, obje
             yield where, kind, record
 
 
-def _line(raw: str | bytes) -> tuple[str, object]:
+def _line(raw: str | bytes, first: bool) -> tuple[str, object]:
     if isinstance(raw, bytes):
+        size = raw.size if isinstance(raw, _Cut) else len(raw)
+        if size > LINE_BYTES:  # before decoding anything
+            raise BoundExceeded("line", LINE_BYTES, size)
+        if first and raw.startswith(_UTF16_BOMS):
+            raise InputError("is UTF-16 (it starts with a UTF-16 byte order mark); save the file as UTF-8")
         try:
             raw = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise InputError(f"is not UTF-8 (byte {exc.start})", field="line") from None
+            raise InputError(
+                f"is not UTF-8 (byte {exc.start + 1} of the line): save the file as UTF-8", field="line"
+            ) from None
+    if first:
+        raw = raw.removeprefix("\ufeff")  # a UTF-8 byte order mark, as some editors write
     if not raw.strip():
         return "", None
     size = len(raw.encode("utf-8", errors="surrogatepass"))
     if size > LINE_BYTES:
-        raise InputError(f"is {size} bytes, over the bound of {LINE_BYTES} bytes", field="line", bound="line")
+        raise BoundExceeded("line", LINE_BYTES, size)
+    problem = bounds.unicode_problem(raw)
+    if problem:  # NUL bytes of a binary file; surrogates a decoder let through
+        raise InputError(f"{problem}: not a UTF-8 text line", field="line")
+    depth = _nesting(raw)
+    if depth > bounds.MAX_DEPTH:
+        raise BoundExceeded("nesting", bounds.MAX_DEPTH, depth, unit="levels")
     try:
-        record = json.loads(raw)
+        record = json.loads(raw, parse_int=_int)
     except (json.JSONDecodeError, RecursionError, ValueError) as exc:
-        reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)[:80]
+        reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)[:120]
         raise InputError(f"not valid JSON ({reason})", field="line") from None
     if not isinstance(record, dict):
         raise InputError("expected a JSON object", field="line")
+    bounds.check_tree(record, "")
     kind = record.pop("kind", None)
     if kind not in KINDS:
         raise InputError(f"kind must be 'entity' or 'fact', got {str(kind)[:40]!r}", field="kind")

@@ -333,8 +333,11 @@ def answer(
 
 
 def _count_lines(path: Path) -> int:
+    """Non-blank lines, none held in memory whole (a huge or binary file has no need to be)."""
+    from graphctx.records import bounded_lines
+
     with path.open("rb") as fh:
-        return sum(1 for line in fh if line.strip())
+        return sum(1 for line in bounded_lines(fh) if line.strip())
 
 
 @app.command()
@@ -378,13 +381,17 @@ def remember(
 
 
 def _load(service: ContextService, scope: Scope, file: Path, as_json: bool) -> dict[str, Any]:
+    from graphctx.records import bounded_lines
+
     with _stop_on_interrupt() as stop:
         if str(file) == "-":
-            return service.remember_jsonl(scope, sys.stdin.buffer, stop=stop)
+            return service.remember_jsonl(scope, bounded_lines(sys.stdin.buffer), stop=stop)
         total = _count_lines(file)
         with file.open("rb") as fh, _progress(as_json) as bar:
             task = bar.add_task(f"loading {file.name}", total=total)
-            return service.remember_jsonl(scope, fh, progress=lambda n: bar.advance(task, n), stop=stop)
+            return service.remember_jsonl(
+                scope, bounded_lines(fh), progress=lambda n: bar.advance(task, n), stop=stop
+            )
 
 
 @contextmanager
