@@ -7,24 +7,62 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pydantic is imported by what raises it, not by `graphctx --help`
     from pydantic import ValidationError
 
+PUBLIC_DETAILS = frozenset({"backend", "store", "stage", "deadline_s", "retry_after_s", "cause", "applied"})
+"""The details an error about the machine may show a caller: which backend, which stage, when to retry."""
+
 
 class GraphctxError(Exception):
-    """Base of every error graphctx raises on purpose."""
+    """Base of every error graphctx raises on purpose.
+
+    `message` and `details` are the whole story, for logs and the local operator's CLI. Errors about
+    the machine rather than the caller's input (`internal = True`: backends, configuration, the data
+    directory) may hold URLs, paths and driver text; what a remote caller sees of them (`to_dict()`,
+    every transport's error body) is `public_message()` and only the `PUBLIC_DETAILS`."""
 
     code = "graphctx_error"
     exit_status = 1
+    internal = False
 
     def __init__(self, message: str, **details: Any) -> None:
         super().__init__(message)
         self.message = message
         self.details = details
 
-    def to_dict(self) -> dict[str, Any]:
+    def public_message(self) -> str:
+        return self.message
+
+    def to_dict(self, *, full: bool = False) -> dict[str, Any]:
+        """The error body: what a remote caller may see, or (`full`) everything, for the operator."""
+        if full or not self.internal:
+            message, details = self.message, self.details
+        else:
+            message = self.public_message()
+            details = {k: v for k, v in self.details.items() if k in PUBLIC_DETAILS}
         return {
             "code": self.code,
-            "message": self.message,
-            **({"details": self.details} if self.details else {}),
+            "message": printable(message),
+            **({"details": _printable_tree(details)} if details else {}),
         }
+
+
+def printable(text: str) -> str:
+    """Text that always encodes as UTF-8: a lone surrogate (from a caller's bad input quoted in a
+    message) becomes U+FFFD, so an error can always be rendered."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+    return text
+
+
+def _printable_tree(value: Any) -> Any:
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {printable(str(k)): _printable_tree(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_printable_tree(v) for v in value]
+    return value
 
 
 class InputError(GraphctxError):
@@ -99,13 +137,27 @@ class InvalidVector(GraphctxError):
 
 
 class BackendError(GraphctxError):
-    """A backend failed; the message says which one and what it did."""
+    """A backend failed; the message says which one and what it did (its URL, the driver's words:
+    logged, never shown to a remote caller, who sees the backend's role and name)."""
 
     code = "backend_error"
+    internal = True
+    _what = "failed on this request"
+
+    def public_message(self) -> str:
+        return f"{_backend(self.details)} {self._what}; the server log has the details"
 
 
 class BackendUnavailable(BackendError):
     code = "backend_unavailable"
+    _what = "is unavailable; retry later"
+
+
+def _backend(details: dict[str, Any]) -> str:
+    store, backend = details.get("store"), details.get("backend")
+    if store and backend:
+        return f"the {store} store ({backend})"
+    return f"the {store or 'storage'} backend"
 
 
 class MethodNotAllowed(GraphctxError):
@@ -139,6 +191,10 @@ class OverCapacity(GraphctxError):
 class ConfigError(GraphctxError):
     code = "config_error"
     exit_status = 78
+    internal = True
+
+    def public_message(self) -> str:
+        return "the server is not configured for this request; the server log has the details"
 
 
 class DataDirMissing(ConfigError):
@@ -152,6 +208,10 @@ class DataDirLocked(GraphctxError):
 
     code = "data_dir_locked"
     exit_status = 75
+    internal = True
+
+    def public_message(self) -> str:
+        return "the server's data directory is held by another process; retry later"
 
 
 class ReadOnly(GraphctxError):
@@ -159,6 +219,10 @@ class ReadOnly(GraphctxError):
 
     code = "read_only"
     exit_status = 73
+    internal = True
+
+    def public_message(self) -> str:
+        return "this server is read-only: reads work, writes are refused"
 
 
 class WriteIncomplete(BackendError):
@@ -166,13 +230,20 @@ class WriteIncomplete(BackendError):
 
     code = "write_incomplete"
 
+    def public_message(self) -> str:
+        return (
+            f"{_backend(self.details)} failed during the write; the write is recorded and may be partly "
+            "applied: graphctx completes it before the next write"
+        )
+
 
 def from_validation(exc: ValidationError, *, where: str | None = None, default_loc: str = "") -> InputError:
     """The first problem pydantic found, as an InputError naming the field (prefixed by `where`)."""
     first = exc.errors()[0]
     loc = ".".join(str(p) for p in first["loc"]) or default_loc
     prefix = f"{where}: " if where else ""
-    return InputError(f"{prefix}{loc}: {first['msg']}", field=loc)
+    problem = str(first["msg"]).removeprefix("Value error, ")
+    return InputError(f"{prefix}{loc}: {problem}", field=loc)
 
 
 def _subclasses(cls: type[GraphctxError]) -> list[type[GraphctxError]]:

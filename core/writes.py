@@ -130,6 +130,18 @@ class SyncReport:
         self.vector_skipped += other.vector_skipped
 
 
+def _where(exc: GraphctxError) -> dict[str, Any]:
+    """The store and backend a failure names, carried onto the error that wraps it."""
+    return {k: exc.details[k] for k in ("store", "backend") if k in exc.details}
+
+
+def _index_failed(exc: GraphctxError) -> SyncReport:
+    """The report of an index update that failed after the graph committed: the caller is told what
+    failed (never the backend's paths or driver text, which go to the log)."""
+    log.warning("index update failed (completed later from the journal): %s", exc.message)
+    return SyncReport(index_error=exc.to_dict()["message"])
+
+
 @dataclass
 class ReconcileReport:
     writes_completed: int = 0
@@ -171,11 +183,12 @@ class IndexSync:
                 "partly applied: graphctx completes it before the next write, at the next start, or "
                 "now with `graphctx reconcile`",
                 cause=exc.code,
+                **_where(exc),
             ) from exc
         try:
             synced = self.sync(scope, plan.index_ids())
         except GraphctxError as exc:
-            return applied, SyncReport(index_error=exc.message)  # stays journaled: completed later
+            return applied, _index_failed(exc)  # stays journaled: completed later
         self.stores.journal.complete_write(seq)
         return applied, synced
 
@@ -198,6 +211,7 @@ class IndexSync:
                         f"an earlier write is still incomplete and the graph is not taking it "
                         f"({exc.message}); nothing else is written until it is",
                         cause=exc.code,
+                        **_where(exc),
                     ) from exc
                 self.sync(entry.scope, plan.index_ids())
                 self.stores.journal.complete_write(entry.seq)
@@ -222,7 +236,7 @@ class IndexSync:
         try:
             report = self.sync(scope, ids)
         except GraphctxError as exc:
-            return SyncReport(index_error=exc.message)
+            return _index_failed(exc)
         self.stores.journal.complete(seqs)
         return report
 

@@ -222,7 +222,7 @@ def _service(
 
 def _fail(exc: GraphctxError, as_json: bool) -> None:
     if as_json:
-        out.print_json(dumps({"error": exc.to_dict()}))
+        out.print_json(dumps({"error": exc.to_dict(full=True)}))
     elif isinstance(exc, AmbiguousName):
         render.candidates(err, exc.message, exc.candidates)
     else:

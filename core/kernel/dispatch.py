@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from graphctx.errors import InputError, ScopeError, UnsupportedTemplate
+from graphctx.errors import BackendError, InputError, ScopeError, UnsupportedTemplate
 from graphctx.kernel.templates import CATALOG, Template
 from graphctx.scope import Scope
 
@@ -36,7 +36,12 @@ class TemplateDispatch:
             raise ScopeError("a graph template needs a Scope")
         if not isinstance(params, spec.params):
             raise InputError(f"template {template} takes {spec.params.__name__}, got {type(params).__name__}")
-        return handler(scope, params)
+        try:
+            return handler(scope, params)
+        except BackendError as exc:  # what a caller may be told: which store failed, never its URL
+            exc.details.setdefault("store", "graph")
+            exc.details.setdefault("backend", getattr(self, "name", type(self).__name__))
+            raise
 
     def supported_templates(self) -> frozenset[str]:
         return frozenset(self.handlers())

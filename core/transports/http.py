@@ -138,6 +138,8 @@ def validation_error(exc: RequestValidationError) -> InputError:
 def _install_error_handlers(app: FastAPI) -> None:
     async def graphctx_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, GraphctxError)
+        if exc.internal:  # the caller sees the public form; the log keeps the whole story
+            log.warning("request %s: %s: %s", _request_id(request), exc.code, exc.message)
         return _error_response(request, exc, api.http_status(exc))
 
     async def invalid_request(request: Request, exc: Exception) -> Response:

@@ -242,9 +242,13 @@ def build_mcp(service: ContextService, authenticate: Authenticate, *, name: str 
                 _call, service, authenticate, headers, params.name, params.arguments
             )
         except GraphctxError as exc:
+            if exc.internal:  # the caller sees the public form; the log keeps the whole story
+                log.warning(
+                    "MCP tool %.40r request %s: %s: %s", params.name, ctx.request_id, exc.code, exc.message
+                )
             return error_result(exc)
         except Exception:
-            log.exception("MCP tool %.40r failed", params.name)
+            log.exception("MCP tool %.40r request %s failed", params.name, ctx.request_id)
             return _result({"error": _INTERNAL}, error=True)
         return _result(data)
 
