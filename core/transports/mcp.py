@@ -25,17 +25,18 @@ from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
+from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.datastructures import Headers
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Send
+from starlette.types import ASGIApp, Message, Receive, Send
 from starlette.types import Scope as AsgiScope
 
 from graphctx import __version__, api, bounds
 from graphctx.answers import ANSWERS, schema_of
 from graphctx.auth import Principal, api_key_from_headers
 from graphctx.envelope import dumps
-from graphctx.errors import GraphctxError, MethodNotAllowed
+from graphctx.errors import GraphctxError, MethodNotAllowed, printable
 from graphctx.kernel.ports import KeyStore
 from graphctx.model import PREDICATES, SINGLE_VALUED
 from graphctx.service import DEFAULT_EXPLAIN_TOKENS, ContextService
@@ -322,6 +323,97 @@ class _KeyGate:
         await self.admission.run(self.app, principal, scope, receive, send)
 
 
+async def _one_message(app: ASGIApp, max_body: int, scope: AsgiScope, receive: Receive, send: Send) -> None:
+    """A POST must carry one JSON-RPC message, an object: anything else (a batch, a bare value) is
+    answered with a JSON-RPC "Invalid Request" naming the rule, never the SDK's validation dump.
+    Other methods and well-shaped bodies pass on to the SDK unchanged."""
+    if scope.get("method") != "POST":
+        await app(scope, receive, send)
+        return
+    chunks: list[bytes] = []
+    size, more = 0, True
+    while more:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return
+        chunk: bytes = message.get("body", b"")
+        size += len(chunk)
+        if size > max_body:
+            await _rpc_error(send, 413, -32600, f"the request body is over the bound of {max_body} bytes")
+            return
+        chunks.append(chunk)
+        more = bool(message.get("more_body", False))
+    body = b"".join(chunks)
+    try:
+        decoded = json.loads(body.decode("utf-8"))
+    except (ValueError, RecursionError):
+        await _rpc_error(send, 400, -32700, "Parse error: the body is not valid JSON (UTF-8)")
+        return
+    if not isinstance(decoded, dict):
+        kind = "a batch (array)" if isinstance(decoded, list) else "not a JSON object"
+        await _rpc_error(
+            send, 400, -32600, f"Invalid Request: the body is {kind}; send one JSON-RPC request object"
+        )
+        return
+    where = _not_unicode(decoded)
+    if where:  # refused as the other transports refuse it (the SDK's parser only says "hex escape")
+        await _rpc_error(
+            send, 400, -32600, f"Invalid Request: {where} is not valid Unicode text (lone surrogate)"
+        )
+        return
+    try:
+        types.jsonrpc_message_adapter.validate_python(decoded, by_name=False)
+    except ValidationError as exc:
+        await _rpc_error(send, 400, -32600, f"Invalid Request: {_first_problem(exc)}")
+        return
+    delivered = False
+
+    async def replay() -> Message:
+        nonlocal delivered
+        if not delivered:
+            delivered = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    await app(scope, replay, send)
+
+
+def _not_unicode(message: object) -> str | None:
+    """Where a decoded message holds a key or string that is not Unicode (a lone surrogate escape)."""
+    stack: list[tuple[object, str]] = [(message, "")]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, str) and bounds.unicode_problem(item.replace("\x00", "")):
+            return where or "the message"
+        if isinstance(item, dict):
+            for key, child in item.items():
+                path = f"{where}.{key}" if where else str(key)
+                stack.append((key, f"a key of {where or 'the message'}"))
+                stack.append((child, path))
+        elif isinstance(item, list):
+            stack.extend((child, f"{where}[{i}]") for i, child in enumerate(item))
+    return None
+
+
+def _first_problem(exc: ValidationError) -> str:
+    """The one problem to name, without pydantic's dump of every union member it tried."""
+    errors = exc.errors(include_url=False, include_input=False)
+    missing = sorted({str(e["loc"][-1]) for e in errors if e["type"] == "missing" and e["loc"]})
+    if "method" in missing:
+        return "a JSON-RPC request needs a method"
+    first = errors[0]
+    where = ".".join(str(p) for p in first["loc"][1:]) or "the message"
+    return f"{where}: {first['msg']}"[:200]
+
+
+async def _rpc_error(send: Send, status: int, code: int, message: str) -> None:
+    error = {"code": code, "message": printable(message)}
+    payload = dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": payload})
+
+
 @dataclass(frozen=True)
 class McpHttp:
     """The streamable-HTTP MCP endpoint: `endpoint` is the ASGI app to route (API-key gated);
@@ -371,7 +463,7 @@ def mcp_http_app(
     )
 
     async def endpoint(scope: AsgiScope, receive: Receive, send: Send) -> None:
-        await manager.handle_request(scope, receive, send)
+        await _one_message(manager.handle_request, max_body_bytes, scope, receive, send)
 
     settings = settings or service.settings
     slots = Slots(
