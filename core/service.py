@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from pydantic import ValidationError
 
-from graphctx import bounds, registry, timeline
+from graphctx import bounds, deadlines, registry, timeline
 from graphctx.clock import Clock, iso, utc_now
 from graphctx.code.indexer import Indexer, IndexProgress, check_excludes, check_roots
 from graphctx.code.ops import DEFAULT_LIMIT, CodeOps
@@ -52,6 +54,19 @@ LOAD_BATCH = 2_000
 """Records per all-or-nothing batch of a bulk load: where Ctrl-C stops it."""
 Progress = Callable[[int], None]
 log = logging.getLogger(__name__)
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _bounded(method: F) -> F:
+    """An operation: it runs under the deadline (`settings.deadline_s`) that bounds every backend
+    call, lock and pool wait made for it (`graphctx.deadlines`)."""
+
+    @functools.wraps(method)
+    def run(self: ContextService, *args: Any, **kwargs: Any) -> Any:
+        with deadlines.within(self.settings.deadline_s):
+            return method(self, *args, **kwargs)
+
+    return cast(F, run)
 
 
 def _units(
@@ -109,6 +124,15 @@ class ContextService:
                 raise
         return service
 
+    @contextmanager
+    def _write_lock(self) -> Iterator[None]:
+        """The one writer's lock, waited for within the operation's deadline (forever outside one)."""
+        deadlines.acquire(self._writes, "the write lock (another write is running)")
+        try:
+            yield
+        finally:
+            self._writes.release()
+
     def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
         self.stores.close()
@@ -121,6 +145,7 @@ class ContextService:
 
     # -- reads --------------------------------------------------------------------------------
 
+    @_bounded
     def recall(
         self,
         scope: Scope,
@@ -136,6 +161,7 @@ class ContextService:
             scope, query, max_tokens=max_tokens, depth=depth, include_ids=include_ids, as_of=as_of
         )
 
+    @_bounded
     def explain(
         self,
         scope: Scope,
@@ -184,6 +210,7 @@ class ContextService:
         envelope["isolation"] = {"rejected": isolation.rejected}
         return budget.finish(watch.total())
 
+    @_bounded
     def neighbourhood(
         self,
         scope: Scope,
@@ -239,6 +266,7 @@ class ContextService:
         envelope["isolation"] = {"rejected": isolation.rejected}
         return budget.finish(watch.total())
 
+    @_bounded
     def path(
         self,
         scope: Scope,
@@ -290,17 +318,20 @@ class ContextService:
 
     # -- code (graphctx.code.ops) -------------------------------------------------------------
 
+    @_bounded
     def search(
         self, scope: Scope, query: str, *, max_tokens: int | None = None, include_ids: bool = False
     ) -> dict[str, Any]:
         return self.code.search(scope, query, max_tokens=max_tokens, include_ids=include_ids)
 
+    @_bounded
     def symbol(
         self, scope: Scope, name: str, *, limit: int = DEFAULT_LIMIT, max_tokens: int | None = None,
         include_ids: bool = False,
     ) -> dict[str, Any]:  # fmt: skip
         return self.code.symbol(scope, name, limit=limit, max_tokens=max_tokens, include_ids=include_ids)
 
+    @_bounded
     def callers(
         self, scope: Scope, name: str, *, depth: int = 1, limit: int = DEFAULT_LIMIT,
         max_tokens: int | None = None, include_ids: bool = False,
@@ -309,6 +340,7 @@ class ContextService:
             scope, name, "in", depth=depth, limit=limit, max_tokens=max_tokens, include_ids=include_ids
         )
 
+    @_bounded
     def callees(
         self, scope: Scope, name: str, *, depth: int = 1, limit: int = DEFAULT_LIMIT,
         max_tokens: int | None = None, include_ids: bool = False,
@@ -317,6 +349,7 @@ class ContextService:
             scope, name, "out", depth=depth, limit=limit, max_tokens=max_tokens, include_ids=include_ids
         )
 
+    @_bounded
     def impact(
         self, scope: Scope, files: Sequence[str] = (), diff: str | None = None, *, depth: int = 1,
         limit: int = DEFAULT_LIMIT, max_tokens: int | None = None, include_ids: bool = False,
@@ -329,6 +362,7 @@ class ContextService:
 
     # -- writes -------------------------------------------------------------------------------
 
+    @_bounded
     def remember(
         self,
         scope: Scope,
@@ -379,7 +413,7 @@ class ContextService:
             "vector_skipped": 0,
             "index_errors": [],
         }
-        with self._writes:
+        with self._write_lock():
             self._writable()
             self._check_endpoints(scope, ents, fs)
             for u_ents, u_facts in _units(ents, fs, unit):
@@ -442,6 +476,7 @@ class ContextService:
         ]
         return plan, superseded
 
+    @_bounded
     def forget(
         self, scope: Scope, entity_ids: Sequence[str] = (), fact_ids: Sequence[str] = ()
     ) -> dict[str, Any]:
@@ -453,7 +488,7 @@ class ContextService:
             bounds.check_text("id", i, bounds.ID_BYTES)
         now = self.clock()
         plan = WritePlan(ends=dict.fromkeys(fact_ids, now), delete_ids=tuple(dict.fromkeys(entity_ids)))
-        with self._writes:
+        with self._write_lock():
             self._writable()
             applied, _ = self.sync.commit(scope, plan)
         return {
@@ -464,7 +499,7 @@ class ContextService:
 
     def reconcile(self, scope: Scope, progress: Progress | None = None) -> dict[str, Any]:
         report = ReconcileReport()
-        with self._writes:
+        with self._write_lock():
             self._require_write_mode()
             self.sync.recover(report)
             self.sync.reconcile_scope(scope, report, progress)
@@ -473,7 +508,7 @@ class ContextService:
     def recover(self) -> dict[str, Any]:
         """Complete journaled writes and index work a crash or an interruption left (run at every
         open for writing; `serve` runs it at start)."""
-        with self._writes:
+        with self._write_lock():
             self._require_write_mode()
             return self.sync.recover().as_dict()
 
@@ -507,22 +542,24 @@ class ContextService:
         root = Path(bounds.check_selector("repository path", str(root)))
         patterns = check_excludes([*self.settings.code_exclude, *check_excludes(exclude)])
         chosen = check_roots(roots) or check_roots(self.settings.code_roots)
-        with self._writes:
+        with self._write_lock():
             self._writable()
             return Indexer(self.stores, self.sync, progress).run(
                 scope, root, patterns, repo=repo, roots=chosen
             )
 
+    @_bounded
     def repositories(self, scope: Scope) -> list[dict[str, Any]]:
         """The repositories indexed into the scope: name, root, layout, top-level packages, counts."""
         return [r.as_dict() for r in list_repositories(self.stores.graph, scope)]
 
     def remove_repository(self, scope: Scope, repo: str) -> dict[str, Any]:
         """Delete one repository's modules, symbols, documents and edges from the scope."""
-        with self._writes:
+        with self._write_lock():
             self._writable()
             return Indexer(self.stores, self.sync).remove(scope, repo)
 
+    @_bounded
     def status(self, scope: Scope) -> dict[str, Any]:
         stats = self.stores.graph.run(SCOPE_STATS, scope, NoParams())
         vectors: int | None = 0

@@ -24,6 +24,7 @@ from graphctx.clock import Clock
 from graphctx.code import ids
 from graphctx.code.diff import Change, FileChange, merge, parse_diff
 from graphctx.code.repos import list_repositories
+from graphctx.deadlines import Deadline
 from graphctx.envelope import Budget, Option, open_envelope
 from graphctx.errors import InputError, NotFound
 from graphctx.kernel.reads import batches, stored_hashes
@@ -40,7 +41,7 @@ from graphctx.kernel.templates import (
 from graphctx.model import EdgeKind, Entity, Fact, NodeKind
 from graphctx.names import resolve
 from graphctx.retrieval.isolation import Isolation
-from graphctx.retrieval.pipeline import Deadline, Retriever, Stopwatch
+from graphctx.retrieval.pipeline import Retriever, Stopwatch
 from graphctx.retrieval.render import entity_card
 from graphctx.scope import Scope
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from graphctx.errors import BackendError, InputError, ScopeError, UnsupportedTemplate
+from graphctx.errors import BackendError, DeadlineExceeded, InputError, ScopeError, UnsupportedTemplate
 from graphctx.kernel.templates import CATALOG, Template
 from graphctx.scope import Scope
 
@@ -38,7 +38,7 @@ class TemplateDispatch:
             raise InputError(f"template {template} takes {spec.params.__name__}, got {type(params).__name__}")
         try:
             return handler(scope, params)
-        except BackendError as exc:  # what a caller may be told: which store failed, never its URL
+        except (BackendError, DeadlineExceeded) as exc:  # a caller is told which store, never its URL
             exc.details.setdefault("store", "graph")
             exc.details.setdefault("backend", getattr(self, "name", type(self).__name__))
             raise

@@ -8,10 +8,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from graphctx import bounds
+from graphctx import bounds, deadlines
 from graphctx.clock import Clock, iso
+from graphctx.deadlines import Deadline
 from graphctx.envelope import ENVELOPE_VERSION, Budget, Option, call
-from graphctx.errors import DeadlineExceeded, GraphctxError, InvalidVector
+from graphctx.errors import GraphctxError, InvalidVector
 from graphctx.kernel.ports import LexicalHit, VectorHit
 from graphctx.kernel.stores import Stores
 from graphctx.kernel.templates import (
@@ -48,19 +49,6 @@ class Stopwatch:
 
     def total(self) -> dict[str, float]:
         return {**self.laps, "total": (time.perf_counter() - self.start) * 1000.0}
-
-
-@dataclass
-class Deadline:
-    seconds: float
-    started: float = field(default_factory=time.monotonic)
-
-    def remaining(self) -> float:
-        return self.seconds - (time.monotonic() - self.started)
-
-    def check(self, stage: str) -> None:
-        if self.remaining() <= 0:
-            raise DeadlineExceeded(f"the {self.seconds:g} s deadline passed before {stage}", stage=stage)
 
 
 FOLLOW_UP_CHARS = 120
@@ -116,7 +104,7 @@ class Retriever:
     ) -> tuple[list[LexicalHit], list[VectorHit]]:
         dense_future = None
         if self.stores.vector is not None and self.stores.embedder is not None:
-            dense_future = self.executor.submit(self._dense, scope, query)
+            dense_future = self.executor.submit(deadlines.carry(self._dense), scope, query)
         else:
             legs["dense"] = {"status": "disabled"}
         lexical_hits: list[LexicalHit] = []

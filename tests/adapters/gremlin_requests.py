@@ -10,6 +10,7 @@ import os
 import re
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -209,13 +210,16 @@ def silent_server() -> Iterator[int]:
 
 
 class Proxy:
-    """A TCP proxy to the live server that can be killed, restarted on the same port, and told to
-    swallow the next answer (the request reaches the server, the answer never reaches us)."""
+    """A TCP proxy to the live server that can be killed, restarted on the same port, told to
+    swallow the next answer (the request reaches the server, the answer never reaches us), and
+    frozen: connections are still accepted and bytes still taken in, but nothing goes through until
+    it thaws, as with a SIGSTOPped server whose kernel still completes handshakes and buffers."""
 
     def __init__(self, upstream: tuple[str, int]) -> None:
         self.upstream = upstream
         self.port = free_port()
         self.swallow_next_answer = False
+        self.frozen = False
         self._sockets: list[socket.socket] = []
         self._listener: socket.socket | None = None
         self._lock = threading.Lock()
@@ -260,6 +264,8 @@ class Proxy:
                         s.shutdown(socket.SHUT_RDWR)
                     return
                 handshake_done = True
+                while self.frozen:
+                    time.sleep(0.02)
                 dst.sendall(data)
         except OSError:
             return

@@ -11,8 +11,10 @@ import asyncio
 import os
 import re
 import threading
+import time
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,9 +22,9 @@ import pytest
 from aiohttp import web
 from gremlin_python.structure.io.graphsonV3d0 import GraphSONWriter
 
-from graphctx import registry
+from graphctx import deadlines, registry
 from graphctx.adapters.gremlin import ConnectionConfig, GremlinGraphStore
-from graphctx.errors import BackendError, BackendUnavailable
+from graphctx.errors import BackendError, BackendUnavailable, DeadlineExceeded
 from graphctx.kernel import templates as t
 from graphctx.model import Entity, Fact
 from graphctx.scope import Scope
@@ -246,6 +248,108 @@ def test_answer_lost_mid_write(proxy: Proxy, live_url: str) -> None:
     got = direct.run(t.FACTS_FROM_ROOTS, scope, t.FactsFromRootsParams(roots=("a",), include_invalid=True))
     direct.close()
     assert [(f.id, f.value, f.valid_to) for f in got.facts] == [("f1", "v", end)]
+
+
+# ---- (d) silence against the operation's deadline ---------------------------------------------
+
+DEADLINE_S = 1.0
+SLACK_S = 2.0
+"""Thread start-up and scheduling on a loaded 2-core machine. The adapter's own timeouts in these
+tests are several times longer: a call that ends within DEADLINE_S + SLACK_S was ended by the
+deadline, not by them."""
+
+
+def _timed(call: Any) -> tuple[Any, float]:
+    started = time.monotonic()
+    outcome = finishes(call, 120)
+    return outcome, time.monotonic() - started
+
+
+def _within(call: Any, seconds: float = DEADLINE_S) -> Any:
+    def run() -> Any:
+        with deadlines.within(seconds):
+            return call()
+
+    return run
+
+
+def test_a_silent_server_ends_the_call_at_the_operation_deadline(silent_server: int) -> None:  # noqa: F811
+    """Accepts and never answers; the adapter would wait 10 s per connect and retry twice: the
+    operation's deadline ends it with a typed error naming the backend and the template."""
+    store = GremlinGraphStore(_config(silent_server, connect_timeout_s=10.0, read_timeout_s=10.0, retries=2))
+    outcome, elapsed = _timed(_within(lambda: _get(store)))
+    assert isinstance(outcome, DeadlineExceeded), outcome
+    assert elapsed < DEADLINE_S + SLACK_S, elapsed
+    assert outcome.details["store"] == "graph" and outcome.details["backend"] == "gremlin"
+    assert "deadline" in outcome.message and "gremlin" in outcome.message, outcome.message
+    store.close()
+
+
+def test_a_mute_server_ends_reads_and_writes_at_the_deadline(mute_websocket: int) -> None:
+    """Connected, request sent, never answered: reads and writes end at the deadline, not after the
+    adapter's 10 s read timeout times three attempts; a write says it may have been applied."""
+    store = GremlinGraphStore(_config(mute_websocket, read_timeout_s=10.0, retries=2))
+    read, elapsed = _timed(_within(lambda: _get(store)))
+    assert isinstance(read, DeadlineExceeded) and elapsed < DEADLINE_S + SLACK_S, (read, elapsed)
+    end = datetime(2024, 1, 1, tzinfo=UTC)
+    write, elapsed = _timed(
+        _within(
+            lambda: store.run(
+                t.FACT_INVALIDATE, Scope("mute"), t.FactInvalidateParams(ids=("f",), valid_to=end)
+            )
+        )
+    )
+    assert isinstance(write, DeadlineExceeded) and elapsed < DEADLINE_S + SLACK_S, (write, elapsed)
+    assert "may or may not have been applied" in write.message
+    store.close()
+
+
+def test_a_frozen_server_costs_each_call_its_deadline_and_the_store_recovers_by_itself(
+    proxy: Proxy, live_url: str
+) -> None:
+    """The server goes silent (the proxy freezes: connections accepted, nothing answered) for longer
+    than every timeout of the adapter's pool, with more calls in flight than the pool has
+    connections. Every call ends with a typed error within its deadline; the hung connections are
+    abandoned; when the server answers again the same store answers within seconds, no restart."""
+    config = _config(
+        proxy.port, connect_timeout_s=2.0, read_timeout_s=3.0, retries=2, backoff_s=0.05, pool_size=2
+    )
+    store = GremlinGraphStore(config)
+    scope = _scope()
+    store.run(t.ENTITY_UPSERT, scope, t.EntityUpsertParams(entities=(Entity(id="a", name="a"),)))
+    assert _ids(store, scope) == ["a"]
+    end = datetime(2024, 1, 1, tzinfo=UTC)
+
+    def call(i: int) -> tuple[Any, float]:
+        if i % 3 == 2:
+            return _timed(
+                _within(
+                    lambda: store.run(
+                        t.FACT_INVALIDATE, scope, t.FactInvalidateParams(ids=("f",), valid_to=end)
+                    )
+                )
+            )
+        return _timed(_within(lambda: _ids(store, scope)))
+
+    proxy.frozen = True
+    frozen_at = time.monotonic()
+    outcomes: list[tuple[Any, float]] = []
+    with ThreadPoolExecutor(6) as pool:
+        while time.monotonic() - frozen_at < config.connect_timeout_s + config.read_timeout_s + 2.0:
+            outcomes += pool.map(call, range(6))  # three times the pool's connections in flight
+    proxy.frozen = False
+    assert len(outcomes) >= 12
+    for outcome, elapsed in outcomes:
+        assert isinstance(outcome, DeadlineExceeded | BackendUnavailable), outcome
+        assert elapsed < DEADLINE_S + SLACK_S, (outcome, elapsed)
+
+    thawed = time.monotonic()
+    answer: Any = None
+    while time.monotonic() - thawed < 15.0 and answer != ["a"]:
+        answer = finishes(_within(lambda: _ids(store, scope), 5.0), 30)
+    assert answer == ["a"], answer
+    assert time.monotonic() - thawed < 15.0
+    store.close()
 
 
 # ---- request size -------------------------------------------------------------------------------
