@@ -121,7 +121,17 @@ class BudgetError(GraphctxError):
 
 
 class DeadlineExceeded(GraphctxError):
+    """The operation's deadline passed; `stage` says during what (a backend's message may quote its
+    address: a remote caller sees the stage and the store instead)."""
+
     code = "deadline_exceeded"
+    internal = True
+
+    def public_message(self) -> str:
+        stage = self.details.get("stage")
+        during = f" during {stage}" if stage else ""
+        on = f" on {_backend(self.details)}" if self.details.get("store") else ""
+        return f"the operation's deadline passed{during}{on}; retry later"
 
 
 class UnsupportedTemplate(GraphctxError):
