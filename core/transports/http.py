@@ -4,6 +4,7 @@ ContextService. The scope of every request comes from the API key's principal (t
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 import re
@@ -24,7 +25,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Lifespan, Message, Receive, Send
 from starlette.types import Scope as AsgiScope
 
-from graphctx import __version__, api
+from graphctx import __version__, api, deadlines
 from graphctx.answers import ANSWERS
 from graphctx.auth import AuthError, Principal, new_key
 from graphctx.envelope import dumps
@@ -291,8 +292,8 @@ def _check(name: str, probe: Callable[[], object], results: dict[str, dict[str, 
     results[name] = {"status": "ok", "ms": round((time.perf_counter() - started) * 1000, 2)}
 
 
-def _readiness(service: ContextService, keys: KeyStore) -> tuple[bool, dict[str, dict[str, Any]]]:
-    """Probe each backend on a scope no tenant's data lives in, each in its own thread with a timeout."""
+def _probes(service: ContextService, keys: KeyStore) -> dict[str, Callable[[], object]]:
+    """One probe per backend, on a scope no tenant's data lives in."""
     stores = service.stores
     probes: dict[str, Callable[[], object]] = {
         "graph": lambda: stores.graph.run(SCOPE_STATS, PROBE_SCOPE, NoParams()),
@@ -304,16 +305,30 @@ def _readiness(service: ContextService, keys: KeyStore) -> tuple[bool, dict[str,
         probes["vector"] = lambda: vector.search(
             PROBE_SCOPE, [float(x) for x in embedder.embed(["readiness probe"])[0]], 1
         )
+    return probes
+
+
+async def _readiness(service: ContextService, keys: KeyStore) -> tuple[bool, dict[str, dict[str, Any]]]:
+    """Each probe in its own thread under a READY_TIMEOUT_S deadline (a silent backend's call ends
+    there too, so polling never piles up hung threads); awaited without a worker thread of the
+    server's pool, so /readyz answers within its bound even when every worker is busy."""
+    probes = _probes(service, keys)
     results: dict[str, dict[str, Any]] = {}
+
+    def bounded(name: str, probe: Callable[[], object]) -> None:
+        with deadlines.within(READY_TIMEOUT_S):
+            _check(name, probe, results)
+
     threads = {
-        name: threading.Thread(target=_check, args=(name, probe, results), daemon=True)
+        name: threading.Thread(target=bounded, args=(name, probe), name=f"graphctx-ready-{name}", daemon=True)
         for name, probe in probes.items()
     }
-    deadline = time.monotonic() + READY_TIMEOUT_S
+    ends = time.monotonic() + READY_TIMEOUT_S
     for thread in threads.values():
         thread.start()
+    while any(t.is_alive() for t in threads.values()) and time.monotonic() < ends:
+        await asyncio.sleep(0.01)
     for name, thread in threads.items():
-        thread.join(max(0.0, deadline - time.monotonic()))
         if thread.is_alive():
             results[name] = {"status": "timeout", "timeout_s": READY_TIMEOUT_S}
     ordered = {name: results[name] for name in probes}
@@ -372,8 +387,8 @@ def create_app(
         summary="Each backend answers a probe: 200 when all do, 503 otherwise.",
         response_model=None,
     )
-    def readyz() -> Response:
-        ready, backends = _readiness(service, keys)
+    async def readyz() -> Response:
+        ready, backends = await _readiness(service, keys)
         body = {"status": "ready" if ready else "unavailable", "backends": backends}
         return CanonicalJSON(body, 200 if ready else 503)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio.to_thread
 import pytest
 from starlette.testclient import TestClient
 
@@ -170,3 +172,43 @@ def test_a_silent_graph_server_costs_each_call_its_deadline_and_serving_recovers
         t.ENTITY_GET, served.scope, t.EntityGetParams(ids=tuple(written))
     )
     assert sorted(e.id for e in stored.entities) == sorted(written)  # nothing reported written is missing
+
+
+def test_readyz_answers_within_its_bound_when_every_worker_is_busy_and_a_probe_hangs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server's one worker thread is held by a request that never ends, and the graph probe
+    hangs: /readyz still answers, 503 naming the graph as timed out, within its own bound."""
+    settings = make_settings(tmp_path / "data")
+    release = threading.Event()
+    with ContextService.open(settings) as service:
+        keys = registry.factory("keys", settings.key_store_backend)(settings)
+        token = keys.create(Principal("agent", "t-ready")).token
+        app = create_app(service, keys, settings)
+        with TestClient(app, raise_server_exceptions=False) as client:
+            client.portal.call(_one_worker_thread)
+            monkeypatch.setattr(service, "status", lambda *_a, **_k: release.wait(60) and {})
+            stuck = threading.Thread(
+                target=client.post,
+                args=("/v1/status",),
+                kwargs={"json": {}, "headers": {"Authorization": f"Bearer {token}"}},
+                daemon=True,
+            )
+            stuck.start()
+            time.sleep(0.3)  # the worker is taken
+            original = service.stores.graph.run
+            monkeypatch.setattr(service.stores.graph, "run", lambda *a: release.wait(60) and original(*a))
+            started = time.monotonic()
+            ready = finishes(lambda: client.get("/readyz"), 30.0)
+            elapsed = time.monotonic() - started
+            release.set()
+            stuck.join(10)
+        keys.close()
+    assert ready.status_code == 503, ready.text
+    assert ready.json()["backends"]["graph"]["status"] == "timeout"
+    assert ready.json()["backends"]["lexical"]["status"] == "ok"
+    assert elapsed < READY_TIMEOUT_S + SLACK_S, elapsed
+
+
+def _one_worker_thread() -> None:
+    anyio.to_thread.current_default_thread_limiter().total_tokens = 1
