@@ -134,6 +134,11 @@ class DeadlineExceeded(GraphctxError):
         return f"the operation's deadline passed{during}{on}; retry later"
 
 
+class BackendTimeout(DeadlineExceeded):
+    """A backend call abandoned at the operation's deadline: the server did not answer in time. It
+    counts against the backend in its circuit breaker; a deadline spent before the call does not."""
+
+
 class UnsupportedTemplate(GraphctxError):
     """The store has no translation for this template (never a silent empty result)."""
 

@@ -27,7 +27,7 @@ from gremlin_python.driver.protocol import GremlinServerError
 from gremlin_python.process.traversal import Bytecode, Traverser
 
 from graphctx import deadlines
-from graphctx.errors import BackendError, BackendUnavailable, DeadlineExceeded, GraphctxError
+from graphctx.errors import BackendError, BackendTimeout, BackendUnavailable, GraphctxError
 
 from .dialect import ConnectionConfig, GremlinDialect
 
@@ -236,9 +236,9 @@ class GremlinConnection:
                 out.append(item)
         return out
 
-    def _deadline(self, exc: BaseException, what: str, attempts: int, idempotent: bool) -> DeadlineExceeded:
+    def _deadline(self, exc: BaseException, what: str, attempts: int, idempotent: bool) -> BackendTimeout:
         outcome = "" if idempotent else "; the write may or may not have been applied"
-        return DeadlineExceeded(
+        return BackendTimeout(
             f"the operation's deadline passed during {what} on the {self.dialect.name} server at "
             f"{self.config.url} ({exc}, {attempts} attempt(s)){outcome}",
             stage=what,

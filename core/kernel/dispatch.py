@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import BaseModel
 
 from graphctx.errors import BackendError, DeadlineExceeded, InputError, ScopeError, UnsupportedTemplate
+from graphctx.kernel.breaker import Breaker
 from graphctx.kernel.templates import CATALOG, Template
 from graphctx.scope import Scope
 
 Handler = Callable[[Scope, Any], BaseModel]
+_MAKING = threading.Lock()
 
 
 class TemplateDispatch:
@@ -37,11 +40,21 @@ class TemplateDispatch:
         if not isinstance(params, spec.params):
             raise InputError(f"template {template} takes {spec.params.__name__}, got {type(params).__name__}")
         try:
-            return handler(scope, params)
+            return self._breaker().call(lambda: handler(scope, params))
         except (BackendError, DeadlineExceeded) as exc:  # a caller is told which store, never its URL
             exc.details.setdefault("store", "graph")
             exc.details.setdefault("backend", getattr(self, "name", type(self).__name__))
             raise
+
+    def _breaker(self) -> Breaker:
+        """This store's circuit breaker (made on first use: subclasses need not call an __init__)."""
+        breaker = self.__dict__.get("_graphctx_breaker")
+        if breaker is None:
+            with _MAKING:
+                breaker = self.__dict__.setdefault(
+                    "_graphctx_breaker", Breaker("graph", getattr(self, "name", type(self).__name__))
+                )
+        return breaker  # type: ignore[no-any-return]
 
     def supported_templates(self) -> frozenset[str]:
         return frozenset(self.handlers())

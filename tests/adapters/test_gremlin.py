@@ -24,7 +24,8 @@ from gremlin_python.structure.io.graphsonV3d0 import GraphSONWriter
 
 from graphctx import deadlines, registry
 from graphctx.adapters.gremlin import ConnectionConfig, GremlinGraphStore
-from graphctx.errors import BackendError, BackendUnavailable, DeadlineExceeded
+from graphctx.errors import BackendError, BackendTimeout, BackendUnavailable, DeadlineExceeded
+from graphctx.kernel import breaker
 from graphctx.kernel import templates as t
 from graphctx.model import Entity, Fact
 from graphctx.scope import Scope
@@ -349,6 +350,28 @@ def test_a_frozen_server_costs_each_call_its_deadline_and_the_store_recovers_by_
         answer = finishes(_within(lambda: _ids(store, scope), 5.0), 30)
     assert answer == ["a"], answer
     assert time.monotonic() - thawed < 15.0
+    store.close()
+
+
+def test_the_breaker_stops_asking_a_frozen_server_and_probes_it_back(proxy: Proxy) -> None:
+    """After THRESHOLD calls in a row abandoned at their deadline, the next calls fail at once with
+    backend_unavailable and a retry hint (they no longer wait on the silent server); once the server
+    answers again, the probe after the cooldown closes the breaker and calls go through."""
+    store = GremlinGraphStore(_config(proxy.port, read_timeout_s=10.0, retries=2, backoff_s=0.05))
+    scope = _scope()
+    store.run(t.ENTITY_UPSERT, scope, t.EntityUpsertParams(entities=(Entity(id="a", name="a"),)))
+    proxy.frozen = True
+    for _ in range(breaker.THRESHOLD):
+        outcome, elapsed = _timed(_within(lambda: _ids(store, scope)))
+        assert isinstance(outcome, BackendTimeout), outcome
+    refused, elapsed = _timed(_within(lambda: _ids(store, scope)))
+    assert isinstance(refused, BackendUnavailable), refused
+    assert elapsed < 0.5 * DEADLINE_S, elapsed  # refused without waiting on the server
+    assert refused.details["retry_after_s"] >= 1 and refused.details["backend"] == "gremlin"
+    proxy.frozen = False
+    time.sleep(breaker.COOLDOWN_S)
+    assert finishes(_within(lambda: _ids(store, scope), 5.0)) == ["a"]
+    assert finishes(lambda: _ids(store, scope)) == ["a"]
     store.close()
 
 
