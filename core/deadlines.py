@@ -75,6 +75,8 @@ def budget(cap: float, what: str = "the next backend call") -> float:
 class Lock(Protocol):
     def acquire(self, blocking: bool = ..., timeout: float = ...) -> bool: ...
 
+    def release(self) -> None: ...
+
 
 def acquire(lock: Lock, what: str) -> None:
     """Take `lock` within the operation's deadline (forever outside one); DeadlineExceeded otherwise."""

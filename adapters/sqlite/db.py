@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
+from graphctx import deadlines
 from graphctx.scope import Scope
 
 Key = tuple[str, str, str]
@@ -56,7 +57,24 @@ def _read_only_uri(path: str | os.PathLike[str]) -> str:
 
 
 @contextmanager
-def transaction(conn: sqlite3.Connection, *, write: bool) -> Iterator[None]:
+def locked(lock: deadlines.Lock, what: str) -> Iterator[None]:
+    """Hold the store's thread lock, waited for within the operation's deadline."""
+    deadlines.acquire(lock, what)
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection, *, write: bool, timeout_s: float | None = None) -> Iterator[None]:
+    """One transaction. With `timeout_s` (the store's busy timeout), the wait for another process's
+    lock is bounded by it or by what remains of the operation's deadline, whichever ends first (the
+    connection is the caller's alone while it holds its lock, so setting it per transaction is safe;
+    the PRAGMA's only variable is an integer computed here)."""
+    if timeout_s is not None:
+        wait_ms = max(1, int(deadlines.budget(timeout_s, "the sqlite database lock") * 1000))
+        conn.execute(f"PRAGMA busy_timeout = {wait_ms:d}")
     # IMMEDIATE takes the write lock up front, so a writer never fails half-way on a lock upgrade
     conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
     try:

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from graphctx import deadlines
 from graphctx.clock import Clock, utc_now
 from graphctx.errors import BackendError, BackendUnavailable, ReadOnly
 from graphctx.kernel import templates as t
@@ -19,7 +20,7 @@ from graphctx.kernel.ports import Capabilities
 from graphctx.scope import Scope
 
 from . import entities, facts, schema, scopes, traversal
-from .db import MEMORY, Key, connect, key, stamp, transaction
+from .db import MEMORY, Key, connect, key, locked, stamp, transaction
 
 # (connection, scope key, params, now as stored text) -> result
 _Impl = Callable[[sqlite3.Connection, Key, Any, str], BaseModel]
@@ -127,7 +128,7 @@ class SqliteGraphStore(TemplateDispatch):
         if write and self.read_only:
             raise ReadOnly(f"sqlite graph store {self.path!r} is open read-only; {template} is a write")
         if write or self._max_readers == 0:
-            with self._lock:
+            with locked(self._lock, "the sqlite graph store"):
                 return self._run_on(self._writer(), template, scope, params, write)
         conn = self._borrow()
         try:
@@ -138,8 +139,14 @@ class SqliteGraphStore(TemplateDispatch):
     def _run_on(self, conn: sqlite3.Connection, template: Any, scope: Scope, params: Any, write: bool) -> Any:
         self._local.conn = conn
         try:
-            with transaction(conn, write=write):
+            with transaction(conn, write=write, timeout_s=self._timeout_s):
                 return super().run(template, scope, params)
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):  # another process holds the database
+                raise BackendUnavailable(
+                    f"sqlite graph store {self.path!r} is locked by another writer ({template}): {exc}"
+                ) from exc
+            raise BackendError(f"sqlite graph store failed on {template}: {exc}") from exc
         except sqlite3.Error as exc:
             raise BackendError(f"sqlite graph store failed on {template}: {exc}") from exc
         finally:
@@ -164,8 +171,8 @@ class SqliteGraphStore(TemplateDispatch):
                     raise BackendUnavailable(f"sqlite graph store cannot open {self.path!r}: {exc}") from exc
                 self._all_readers.append(conn)
                 return conn
-        try:
-            return self._readers.get(timeout=self._timeout_s)
+        try:  # within the operation's deadline, and never past the busy timeout
+            return self._readers.get(timeout=deadlines.budget(self._timeout_s, "a sqlite read connection"))
         except queue.Empty:
             raise BackendUnavailable(
                 f"sqlite graph store {self.path!r}: all {self._max_readers} read connections stayed busy "

@@ -15,7 +15,7 @@ from graphctx.kernel.ports import JournalEntry, JournalOp, PendingWrite
 from graphctx.kernel.rules import usable
 from graphctx.scope import Scope
 
-from .db import connect, json_list, stamp, transaction
+from .db import connect, json_list, locked, stamp, transaction
 
 # AUTOINCREMENT: a seq is never reused after completion, so a late complete() cannot drop new work.
 _DDL = """
@@ -53,6 +53,7 @@ class SqliteJournal:
     ) -> None:
         self.path = os.fspath(path)
         self._lock = threading.RLock()
+        self._timeout_s = timeout_s
         try:
             conn = connect(self.path, durable_commits=True, timeout_s=timeout_s, read_only=read_only)
         except sqlite3.Error as exc:
@@ -149,11 +150,11 @@ class SqliteJournal:
 
     @contextmanager
     def _tx(self, *, write: bool) -> Iterator[sqlite3.Connection]:
-        with self._lock:
+        with locked(self._lock, "the sqlite journal"):
             if self._conn is None:
                 raise BackendUnavailable(f"sqlite journal {self.path!r} is closed")
             try:
-                with transaction(self._conn, write=write):
+                with transaction(self._conn, write=write, timeout_s=self._timeout_s):
                     yield self._conn
             except sqlite3.Error as exc:
                 raise BackendError(f"sqlite journal failed: {exc}") from exc

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
 from itertools import pairwise
@@ -12,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from graphctx import bounds
+from graphctx import bounds, deadlines
 from graphctx.adapters.sqlite import SqliteGraphStore, create_graph_store
 from graphctx.errors import (
     BackendError,
@@ -743,3 +744,26 @@ def test_one_store_shared_by_threads(tmp_path: Path) -> None:
         assert store.run(t.SCOPE_STATS, Scope("tenant-1"), t.NoParams()).entities == 75
     finally:
         store.close()
+
+
+def test_another_writer_holding_the_database_costs_a_write_its_deadline_not_the_busy_timeout(
+    tmp_path: Path, clock: Clock
+) -> None:
+    """Another process holds the write lock (here: a second connection in a write transaction). With
+    a 30 s busy timeout, a write inside a 1 s operation deadline gives up at the deadline with a typed
+    backend_unavailable; outside any operation it waits for the lock as before."""
+    path = tmp_path / "graph.db"
+    store = SqliteGraphStore(path, timeout_s=30.0, clock=clock)
+    store.ensure_schema()
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")
+    upsert = t.EntityUpsertParams(entities=(Entity(id="a", name="a"),))
+    started = time.monotonic()
+    with deadlines.within(1.0), pytest.raises(BackendUnavailable) as raised:
+        store.run(t.ENTITY_UPSERT, A, upsert)
+    assert time.monotonic() - started < 1.0 + 2.0  # the deadline ended it (+ slack), not the 30 s
+    assert "locked by another writer" in raised.value.message
+    threading.Timer(0.5, other.execute, args=("COMMIT",)).start()  # the other writer finishes soon
+    assert store.run(t.ENTITY_UPSERT, A, upsert).created == 1
+    other.close()
+    store.close()
