@@ -6,7 +6,6 @@ import functools
 import logging
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -45,6 +44,7 @@ from graphctx.records import Located, check_endpoints, jsonl_records, validate
 from graphctx.retrieval.isolation import Isolation
 from graphctx.retrieval.pipeline import Retriever, Stopwatch
 from graphctx.retrieval.render import entity_card, fact_line, facts_about
+from graphctx.retrieval.runner import LegRunner
 from graphctx.scope import Scope
 from graphctx.settings import Settings
 from graphctx.writes import IDS_BATCH, IndexSync, ReconcileReport, WritePlan
@@ -87,7 +87,7 @@ class ContextService:
         self.stores = stores
         self.settings = settings or Settings()
         self.clock = clock or utc_now
-        self._executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="graphctx-leg")
+        self._executor = LegRunner()
         self.retriever = Retriever(
             stores, self._executor, self.clock, self.settings.deadline_s, self.settings.dense_deadline_s
         )

@@ -32,6 +32,7 @@ from graphctx.retrieval.exact import probes, split_matches
 from graphctx.retrieval.fusion import Fused, rrf
 from graphctx.retrieval.isolation import Isolation
 from graphctx.retrieval.render import entity_card, fact_line, facts_about, item_options
+from graphctx.retrieval.runner import Saturated
 from graphctx.scope import Scope
 from graphctx.tokens import TokenCounter
 from graphctx.vectors import checked_vector
@@ -122,6 +123,8 @@ class Retriever:
             except TimeoutError:
                 dense_future.cancel()
                 legs["dense"] = {"status": "timeout", "budget_s": self.dense_deadline_s}
+            except Saturated:  # every thread the leg may use is held by a hung earlier call
+                legs["dense"] = {"status": "skipped", "reason": "earlier dense calls are still running"}
             except InvalidVector:
                 legs["dense"] = {"status": "invalid_vector"}
             except Exception as exc:  # any embedder/vector failure degrades to lexical

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
 import pytest
 
 from graphctx.kernel.stores import open_stores
+from graphctx.retrieval.runner import LIMIT
 from graphctx.service import ContextService
 from tests.conftest import TENANT_A, fixed_clock
 from tests.service.memory_data import load
@@ -65,3 +67,65 @@ def test_dense_leg_failure_falls_back_to_lexical(settings, wrapper, status):
     assert env["items"] and env["items"][0]["name"].startswith("INC-2041")
     assert "dense" not in env["items"][0]["match"]
     assert env["follow_up"]
+
+
+class _HangsThenHeals(_Wrapped):
+    """The first `hung` query embeddings hang until released; every later one answers."""
+
+    def __init__(self, inner, hung):
+        super().__init__(inner)
+        self.similarity_floor = inner.similarity_floor  # its answers are used
+        self.hung, self.calls = hung, 0
+        self.lock, self.release = threading.Lock(), threading.Event()
+
+    def on_query(self, texts):
+        with self.lock:
+            self.calls += 1
+            mine = self.calls
+        if mine <= self.hung:
+            self.release.wait(60)
+        return self.inner.embed(texts)
+
+
+def _dense_status(service):
+    return service.recall(TENANT_A, "latency spike evictions")["legs"]["dense"]
+
+
+def test_hung_dense_calls_do_not_hold_back_the_recalls_after_the_vector_side_recovers(settings):
+    """Six dense calls hang for good (more than the four threads of the pool the leg used to run
+    in, behind which every later call queued until its budget ran out): the next recall's dense leg
+    answers, on a thread of its own."""
+    settings = settings.model_copy(update={"dense_deadline_s": 0.3})
+    stores = open_stores(settings)
+    embedder = _HangsThenHeals(stores.embedder, hung=6)
+    stores.embedder = embedder
+    with ContextService(stores, settings, clock=fixed_clock) as service:
+        load(service, TENANT_A, "m")
+        embedder.query_mode.set()
+        try:
+            assert [_dense_status(service)["status"] for _ in range(6)] == ["timeout"] * 6
+            assert _dense_status(service)["status"] == "ok"
+        finally:
+            embedder.release.set()
+
+
+def test_while_every_leg_thread_is_hung_the_dense_leg_is_skipped_at_once(settings):
+    settings = settings.model_copy(update={"dense_deadline_s": 0.3})
+    stores = open_stores(settings)
+    embedder = _HangsThenHeals(stores.embedder, hung=LIMIT)
+    stores.embedder = embedder
+    with ContextService(stores, settings, clock=fixed_clock) as service:
+        load(service, TENANT_A, "m")
+        embedder.query_mode.set()
+        try:
+            for _ in range(LIMIT):
+                assert _dense_status(service)["status"] == "timeout"
+            skipped = _dense_status(service)
+            assert skipped["status"] == "skipped" and skipped["fallback"] == "lexical", skipped
+        finally:
+            embedder.release.set()
+        for _ in range(200):  # the hung calls return: their threads end
+            if service._executor.running == 0:
+                break
+            time.sleep(0.05)
+        assert _dense_status(service)["status"] == "ok"
