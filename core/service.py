@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -63,8 +65,13 @@ def _bounded(method: F) -> F:
 
     @functools.wraps(method)
     def run(self: ContextService, *args: Any, **kwargs: Any) -> Any:
-        with deadlines.within(self.settings.deadline_s):
-            return method(self, *args, **kwargs)
+        token = next(self._tokens)
+        self._running[token] = (method.__name__, time.monotonic())
+        try:
+            with deadlines.within(self.settings.deadline_s):
+                return method(self, *args, **kwargs)
+        finally:
+            self._running.pop(token, None)
 
     return cast(F, run)
 
@@ -88,6 +95,9 @@ class ContextService:
         self.settings = settings or Settings()
         self.clock = clock or utc_now
         self._executor = LegRunner()
+        self._running: dict[int, tuple[str, float]] = {}
+        """Operations in flight: (name, started); what `stuck_operations` reads."""
+        self._tokens = itertools.count()
         self.retriever = Retriever(
             stores, self._executor, self.clock, self.settings.deadline_s, self.settings.dense_deadline_s
         )
@@ -123,6 +133,18 @@ class ContextService:
                 service.close()
                 raise
         return service
+
+    def stuck_operations(self) -> list[dict[str, Any]]:
+        """Operations running for longer than twice their deadline plus a second: every wait they
+        make is bounded by the deadline, so one still running then has escaped it (a wedged backend
+        call, a bug). `/healthz` reports the process unhealthy while there are any."""
+        now, limit = time.monotonic(), 2 * self.settings.deadline_s + 1.0
+        running = list(self._running.values())
+        return [
+            {"operation": name, "running_s": round(now - started, 1)}
+            for name, started in running
+            if now - started > limit
+        ]
 
     @contextmanager
     def _write_lock(self) -> Iterator[None]:

@@ -377,9 +377,19 @@ def create_app(
             responses={200: {"model": ANSWERS[op.name]}, **ERRORS},
         )
 
-    @app.get("/healthz", tags=["health"], summary="The process is up (no backend checks, no key).")
-    async def healthz() -> dict[str, str]:
-        return {"status": "ok"}
+    @app.get(
+        "/healthz",
+        tags=["health"],
+        summary="The process is up and not wedged (no backend checks, no key): 503 while an operation "
+        "has run for over twice its deadline.",
+        response_model=None,
+    )
+    async def healthz() -> Response:
+        stuck = service.stuck_operations()
+        if not stuck:
+            return CanonicalJSON({"status": "ok"}, 200)
+        oldest = max(op["running_s"] for op in stuck)
+        return CanonicalJSON({"status": "wedged", "stuck_operations": len(stuck), "oldest_s": oldest}, 503)
 
     @app.get(
         "/readyz",

@@ -212,3 +212,40 @@ def test_readyz_answers_within_its_bound_when_every_worker_is_busy_and_a_probe_h
 
 def _one_worker_thread() -> None:
     anyio.to_thread.current_default_thread_limiter().total_tokens = 1
+
+
+def test_healthz_reports_a_wedged_process_until_it_unwedges(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A backend call that ignores every deadline (what a wedge is) holds a recall: once it has run
+    for over twice its deadline plus a second, /healthz says 503 wedged; when it ends, ok again."""
+    settings = make_settings(tmp_path / "data", deadline_s=0.5)
+    release = threading.Event()
+    with ContextService.open(settings) as service:
+        keys = registry.factory("keys", settings.key_store_backend)(settings)
+        token = keys.create(Principal("agent", "t-wedge")).token
+        app = create_app(service, keys, settings)
+        with TestClient(app, raise_server_exceptions=False) as client:
+            assert client.get("/healthz").json() == {"status": "ok"}
+            original = service.stores.lexical.search
+            monkeypatch.setattr(
+                service.stores.lexical, "search", lambda *a: release.wait(60) and original(*a)
+            )
+            headers = {"Authorization": f"Bearer {token}"}
+            stuck = threading.Thread(
+                target=client.post, args=("/v1/recall",), kwargs={"json": {"query": "q"}, "headers": headers}
+            )
+            stuck.start()
+            health = client.get("/healthz")
+            waited = time.monotonic()
+            while health.status_code == 200 and time.monotonic() - waited < 20:
+                time.sleep(0.2)
+                health = client.get("/healthz")
+            release.set()
+            stuck.join(30)
+            after = client.get("/healthz")
+        keys.close()
+    assert health.status_code == 503, health.text
+    assert health.json()["status"] == "wedged" and health.json()["stuck_operations"] == 1
+    assert health.json()["oldest_s"] >= 2 * 0.5 + 1.0  # rounded to 0.1 s
+    assert after.status_code == 200 and after.json() == {"status": "ok"}
