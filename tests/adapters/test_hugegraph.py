@@ -10,8 +10,10 @@ from __future__ import annotations
 import os
 import re
 import threading
+import time
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -19,6 +21,7 @@ import requests
 from gremlin_python.driver.protocol import GremlinServerError
 from gremlin_python.process.traversal import Bytecode
 
+from graphctx import deadlines
 from graphctx.adapters.gremlin.connection import GremlinConnection
 from graphctx.adapters.gremlin.dialect import ConnectionConfig
 from graphctx.adapters.hugegraph import (
@@ -28,7 +31,7 @@ from graphctx.adapters.hugegraph import (
     RestClient,
     schema,
 )
-from graphctx.errors import BackendError, BackendUnavailable, ConfigError
+from graphctx.errors import BackendError, BackendUnavailable, ConfigError, DeadlineExceeded, GraphctxError
 from graphctx.kernel import templates as t
 from graphctx.model import PREDICATES, Entity
 from graphctx.scope import Scope
@@ -370,6 +373,60 @@ def test_gremlin_path_cut_and_restored_mid_run(live: HugeGraphSettings) -> None:
         page = finishes(lambda: store.run(t.ENTITY_HASHES, scope, t.EntityHashesParams()))
         assert [item.id for item in page.items] == done
     finally:
+        store.close()
+        proxy.kill()
+
+
+def test_a_frozen_gremlin_port_costs_each_call_its_deadline_and_the_store_recovers(
+    live: HugeGraphSettings,
+) -> None:
+    """HugeGraph's Gremlin port goes silent (a proxy that freezes: connections accepted, nothing
+    answered) for longer than the adapter's connect and read timeouts, with more calls in flight than
+    the pool has connections: every call ends with a typed error within its 1 s deadline (the
+    adapter's own bound is 1 + 3 + 1 s per attempt, three attempts); after the thaw the same store
+    answers within seconds."""
+    host, port = re.match(r"wss?://([^:/]+):(\d+)", live.gremlin_url).groups()  # type: ignore[union-attr]
+    proxy = Proxy((host, int(port)))
+    proxy.start()
+    via_proxy = live.model_copy(
+        update={
+            "gremlin_url": f"ws://127.0.0.1:{proxy.port}/gremlin",
+            "connect_timeout_s": 1.0,
+            "read_timeout_s": 3.0,
+            "retries": 2,
+        }
+    )
+    store = HugeGraphStore(via_proxy)
+    scope = _scope()
+
+    def hashes() -> Any:
+        with deadlines.within(1.0):
+            started = time.monotonic()
+            try:
+                return store.run(t.ENTITY_HASHES, scope, t.EntityHashesParams()), time.monotonic() - started
+            except GraphctxError as exc:
+                return exc, time.monotonic() - started
+
+    try:
+        store.run(t.ENTITY_UPSERT, scope, t.EntityUpsertParams(entities=(Entity(id="a", name="a"),)))
+        proxy.frozen = True
+        frozen_at = time.monotonic()
+        outcomes: list[Any] = []
+        with ThreadPoolExecutor(6) as pool:
+            while time.monotonic() - frozen_at < 6.0:
+                outcomes += pool.map(lambda _: hashes(), range(6))
+        proxy.frozen = False
+        for outcome, elapsed in outcomes:
+            assert isinstance(outcome, DeadlineExceeded | BackendUnavailable), outcome
+            assert elapsed < 1.0 + 2.0, (outcome, elapsed)
+        thawed, answer = time.monotonic(), None
+        while time.monotonic() - thawed < 15.0 and not isinstance(answer, t.HashPage):
+            answer = finishes(lambda: store.run(t.ENTITY_HASHES, scope, t.EntityHashesParams()))
+            time.sleep(0.1)
+        assert isinstance(answer, t.HashPage), answer
+        assert [item.id for item in answer.items] == ["a"]
+    finally:
+        proxy.frozen = False
         store.close()
         proxy.kill()
 
