@@ -17,7 +17,7 @@ from tests.fuzz.strategies import KNOWN, payloads
 OPERATIONS = sorted(api.OPERATIONS)
 LEAKS = ("Traceback", "ws://", "http://", 'File "', "/tmp/", "sqlite3.", "gremlin_python", "pydantic.dev")
 FUZZ = settings(
-    max_examples=examples(15),
+    max_examples=examples(10),
     deadline=None,
     derandomize=True,  # the same examples every run: a CI failure reproduces locally
     database=None,
