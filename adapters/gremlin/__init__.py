@@ -6,6 +6,7 @@ own `GremlinDialect` (ids, times, serializer, schema).
 
 from __future__ import annotations
 
+from graphctx import deadlines
 from graphctx.settings import Settings
 
 from . import keys
@@ -35,7 +36,8 @@ def create_graph_store(settings: Settings) -> GremlinGraphStore:
     From the core `settings` it takes the operation deadline, the default bound on one answer."""
     store = GremlinGraphStore(GremlinSettings().connection(deadline_s=settings.deadline_s))
     try:
-        store.ping()  # a wrong URL or a down server fails here, clearly, not on the first recall
+        with deadlines.within(settings.deadline_s):  # a silent server too, within the deadline
+            store.ping()  # a wrong URL or a down server fails here, clearly, not on the first recall
         store.ensure_schema()
     except BaseException:
         store.close()

@@ -420,6 +420,21 @@ def test_batches_are_split_under_the_request_budget(budget: int) -> None:
     assert max(store.sizes) <= budget, (max(store.sizes), budget)
 
 
+def test_entry_point_reports_a_silent_server_at_open_within_the_deadline(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Any,
+    silent_server: int,  # noqa: F811
+) -> None:
+    """The open pings the server: a silent one fails it at the operation deadline (1 s here), not
+    after the adapter's 5 s connect timeout times three attempts."""
+    monkeypatch.setenv("GRAPHCTX_GREMLIN_URL", f"ws://127.0.0.1:{silent_server}/gremlin")
+    error, elapsed = _timed(
+        lambda: registry.factory("graph", "gremlin")(Settings(data_dir=tmp_path, deadline_s=1.0))
+    )
+    assert isinstance(error, DeadlineExceeded), error
+    assert elapsed < DEADLINE_S + SLACK_S, elapsed
+
+
 def test_entry_point_reports_a_down_server_at_open(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
     """Opening the store through the registry with a down server fails right away, naming the URL."""
     port = free_port()
