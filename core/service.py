@@ -59,21 +59,26 @@ log = logging.getLogger(__name__)
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _bounded(method: F) -> F:
-    """An operation: it runs under the deadline (`settings.deadline_s`) that bounds every backend
-    call, lock and pool wait made for it (`graphctx.deadlines`)."""
+def _bounded(method: F, *, write: bool = False) -> F:
+    """An operation: it runs under the deadline (`settings.deadline_s`, or `write_deadline_s` for a
+    write) that bounds every backend call, lock and pool wait made for it (`graphctx.deadlines`)."""
 
     @functools.wraps(method)
     def run(self: ContextService, *args: Any, **kwargs: Any) -> Any:
         token = next(self._tokens)
-        self._running[token] = (method.__name__, time.monotonic())
+        seconds = self.settings.write_deadline_s if write else self.settings.deadline_s
+        self._running[token] = (method.__name__, time.monotonic(), seconds)
         try:
-            with deadlines.within(self.settings.deadline_s):
+            with deadlines.within(seconds):
                 return method(self, *args, **kwargs)
         finally:
             self._running.pop(token, None)
 
     return cast(F, run)
+
+
+def _bounded_write(method: F) -> F:
+    return _bounded(method, write=True)
 
 
 def _units(
@@ -95,7 +100,7 @@ class ContextService:
         self.settings = settings or Settings()
         self.clock = clock or utc_now
         self._executor = LegRunner()
-        self._running: dict[int, tuple[str, float]] = {}
+        self._running: dict[int, tuple[str, float, float]] = {}
         """Operations in flight: (name, started); what `stuck_operations` reads."""
         self._tokens = itertools.count()
         self.retriever = Retriever(
@@ -138,12 +143,12 @@ class ContextService:
         """Operations running for longer than twice their deadline plus a second: every wait they
         make is bounded by the deadline, so one still running then has escaped it (a wedged backend
         call, a bug). `/healthz` reports the process unhealthy while there are any."""
-        now, limit = time.monotonic(), 2 * self.settings.deadline_s + 1.0
+        now = time.monotonic()
         running = list(self._running.values())
         return [
             {"operation": name, "running_s": round(now - started, 1)}
-            for name, started in running
-            if now - started > limit
+            for name, started, seconds in running
+            if now - started > 2 * seconds + 1.0
         ]
 
     @contextmanager
@@ -384,7 +389,7 @@ class ContextService:
 
     # -- writes -------------------------------------------------------------------------------
 
-    @_bounded
+    @_bounded_write
     def remember(
         self,
         scope: Scope,
@@ -498,7 +503,7 @@ class ContextService:
         ]
         return plan, superseded
 
-    @_bounded
+    @_bounded_write
     def forget(
         self, scope: Scope, entity_ids: Sequence[str] = (), fact_ids: Sequence[str] = ()
     ) -> dict[str, Any]:

@@ -94,7 +94,14 @@ class Settings(BaseSettings):
     )
     qdrant_api_key: SecretStr | None = None
 
-    deadline_s: float = Field(default=10.0, gt=0, le=120, description="Deadline of a whole operation.")
+    deadline_s: float = Field(default=10.0, gt=0, le=120, description="Deadline of a whole read operation.")
+    write_deadline_s: float = Field(
+        default=60.0,
+        gt=0,
+        le=600,
+        description="Deadline of a whole write (remember, forget): a batch of up to 2,000 records on a "
+        "server backend (a Raft-replicated cluster) takes longer than a read.",
+    )
     dense_deadline_s: float = Field(default=2.0, gt=0, le=60, description="Budget of the dense leg.")
 
     code_exclude: list[str] = Field(

@@ -64,7 +64,7 @@ def test_a_lock_is_waited_for_within_the_deadline_only() -> None:
 def test_a_write_behind_a_stuck_write_ends_at_the_deadline(tmp_path: Path) -> None:
     """Another write holds the one writer's lock and never lets go: the next write ends with a
     typed deadline_exceeded at its deadline instead of queueing forever; reads still answer."""
-    settings = make_settings(tmp_path / "data", deadline_s=2.0)
+    settings = make_settings(tmp_path / "data", deadline_s=2.0, write_deadline_s=2.0)
     scope = Scope("t-lock")
     with ContextService.open(settings) as service:
         service.remember(scope, [{"id": "a", "name": "alpha"}])

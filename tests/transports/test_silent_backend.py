@@ -59,7 +59,9 @@ def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Served]:
     proxy.start()
     monkeypatch.setenv("GRAPHCTX_GREMLIN_URL", f"ws://127.0.0.1:{proxy.port}/gremlin")
     monkeypatch.setenv("GRAPHCTX_GREMLIN_BACKOFF_S", "0.05")
-    settings = make_settings(tmp_path / "data", graph_backend="gremlin", deadline_s=DEADLINE_S)
+    settings = make_settings(
+        tmp_path / "data", graph_backend="gremlin", deadline_s=DEADLINE_S, write_deadline_s=DEADLINE_S
+    )
     service = ContextService.open(settings)
     keys = registry.factory("keys", settings.key_store_backend)(settings)
     tenant = f"silent-{uuid.uuid4().hex[:10]}"
