@@ -44,6 +44,7 @@ def certify(
     cwd: Path = REPO,
     env: dict[str, str] | None = None,
     cli: bool = True,
+    timeout_s: float = TIMEOUT_S,
 ) -> Certified:
     """`graphctx certify ARGS --out OUT` (or `python -m graphctx.contracts certify`) from `cwd`."""
     command = [sys.executable, "-m", "graphctx.cli"] if cli else [sys.executable, "-m", "graphctx.contracts"]
@@ -54,7 +55,7 @@ def certify(
         env={**base, **(env or {})},
         capture_output=True,
         text=True,
-        timeout=TIMEOUT_S,
+        timeout=timeout_s,
         check=False,
     )
     path = out / "certificate.json"

@@ -24,6 +24,7 @@ EXPLAINED_SKIPS = {
     "dictgraph": {"durable"},
     "gremlin": set(),
     "hugegraph": set(),
+    "hugegraph-cluster": set(),
 }
 """The capability flags each adapter's certificate may skip on (its own declarations)."""
 
