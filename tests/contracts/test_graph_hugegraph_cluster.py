@@ -1,14 +1,14 @@
-"""The GraphStore contract, congruence with SQLite and the read-trunk contract against Apache HugeGraph 1.5
+"""The GraphStore contract, congruence with SQLite and the retrieval contract against Apache HugeGraph 1.5
 in distributed mode: one PD, three store nodes (3 Raft replicas per partition) and two graph servers on
 the hstore backend (`compose/native/up hugegraph-cluster`, then `source
 compose/native/hugegraph-cluster/env.sh`). Collected only when GRAPHCTX_TEST_HGCLUSTER_URL is set (see
 conftest.py).
 
-`graphctx certify hugegraph` certifies server 1 as the service opens it (the GraphStore contract
-and congruence with SQLite); the GraphStore contract runs a second time with every write sent
-through server 1 and every read through server 2, so nothing a contract test checks may depend on
-one server's memory. The cluster is shared: every test works in its own
-unique scopes."""
+`graphctx certify hugegraph` certifies server 1 as the service opens it (the GraphStore contract,
+congruence with SQLite and the retrieval contract over the cluster with the embedded indexes); the
+GraphStore contract runs a second time with every write sent through server 1 and every read
+through server 2, so nothing a contract test checks may depend on one server's memory. The cluster
+is shared: every test works in its own unique scopes."""
 
 from __future__ import annotations
 
@@ -23,9 +23,6 @@ from test_certificates import assert_certified, certificate_dir
 
 from graphctx.adapters.hugegraph import HugeGraphSettings, HugeGraphStore
 from graphctx.contracts.graph import GraphStoreContract
-from graphctx.contracts.retrieval import RetrievalContract
-from graphctx.kernel.stores import Stores, open_stores
-from graphctx.settings import Settings
 from tests.contracts.split_store import SplitGraphStore
 
 URL = os.environ.get("GRAPHCTX_TEST_HGCLUSTER_URL", "http://127.0.0.1:18641")
@@ -40,14 +37,6 @@ def _open(url: str = URL, gremlin_url: str = GREMLIN_URL) -> HugeGraphStore:
     store = HugeGraphStore(HugeGraphSettings(url=url, gremlin_url=gremlin_url, pool_size=2))
     store.ensure_schema()
     return store
-
-
-@pytest.fixture
-def cluster_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The adapter reads its own GRAPHCTX_HUGEGRAPH_* variables, as in a deployment."""
-    monkeypatch.setenv("GRAPHCTX_HUGEGRAPH_URL", URL)
-    monkeypatch.setenv("GRAPHCTX_HUGEGRAPH_GREMLIN_URL", GREMLIN_URL)
-    monkeypatch.setenv("GRAPHCTX_HUGEGRAPH_POOL_SIZE", "2")
 
 
 def test_the_cluster_is_certified(tmp_path: Path) -> None:
@@ -80,13 +69,3 @@ class TestHugeGraphClusterWriteOneReadOther(GraphStoreContract):
     @pytest.fixture
     def reopen_graph_store(self) -> Callable[[Any], Any]:
         return lambda store: SplitGraphStore(writer=_open(URL_2, GREMLIN_URL_2), reader=_open())
-
-
-class TestHugeGraphClusterRetrieval(RetrievalContract):
-    """The read trunk over the cluster, with embedded lexical (tantivy) and vector (qdrant-edge) indexes."""
-
-    @pytest.fixture
-    def stores(self, cluster_env: None, tmp_path: Path) -> Stores:
-        return open_stores(
-            Settings(data_dir=tmp_path / "data", embedder="hashing", graph_backend="hugegraph")
-        )
