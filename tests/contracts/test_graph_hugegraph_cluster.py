@@ -23,6 +23,19 @@ from test_certificates import assert_certified, certificate_dir
 
 from graphctx.adapters.hugegraph import HugeGraphSettings, HugeGraphStore
 from graphctx.contracts.graph import GraphStoreContract
+from graphctx.contracts.graph.durability import DurabilityTests
+from graphctx.contracts.graph.entities import (
+    EntityDeleteTests,
+    EntityHashesTests,
+    EntityUpsertTests,
+    FindExactTests,
+    GetByIdsTests,
+)
+from graphctx.contracts.graph.facts import FactInvalidateTests, FactsFromRootsTests, FactUpsertTests
+from graphctx.contracts.graph.isolation import IsolationTests
+from graphctx.contracts.graph.path import ShortestPathTests
+from graphctx.contracts.graph.stats import ScopeStatsTests
+from graphctx.contracts.graph.traversal import NeighbourhoodTests
 from tests.contracts.split_store import SplitGraphStore
 
 URL = os.environ.get("GRAPHCTX_TEST_HGCLUSTER_URL", "http://127.0.0.1:18641")
@@ -57,7 +70,30 @@ def test_the_cluster_is_certified(tmp_path: Path) -> None:
     assert_certified(run, "hugegraph-cluster")
 
 
-class TestHugeGraphClusterWriteOneReadOther(GraphStoreContract):
+SPLIT_FAMILIES: tuple[type, ...] = (
+    EntityUpsertTests,
+    GetByIdsTests,
+    FindExactTests,
+    EntityDeleteTests,
+    EntityHashesTests,
+    FactUpsertTests,
+    FactInvalidateTests,
+    FactsFromRootsTests,
+    IsolationTests,
+    NeighbourhoodTests,
+    ShortestPathTests,
+    ScopeStatsTests,
+    DurabilityTests,
+)
+"""The contract families whose tests write and then read back: what one server's memory could fake.
+The rest (injection, ordering, errors, boundaries, clamps, lifecycle, a fresh store, clear) checks one
+server's answer to one request; the certificate above runs all of it on server 1. For CI time the
+split run is this subset; GRAPHCTX_CLUSTER_SPLIT=all runs the whole contract split (by hand)."""
+if os.environ.get("GRAPHCTX_CLUSTER_SPLIT") == "all":
+    SPLIT_FAMILIES = (GraphStoreContract,)
+
+
+class TestHugeGraphClusterWriteOneReadOther(*SPLIT_FAMILIES):  # type: ignore[misc]
     """Every write through server 1, every read through server 2."""
 
     @pytest.fixture
