@@ -36,6 +36,9 @@ from graphctx.settings import Settings
 
 SAMPLE_S = 30.0
 EXPLAIN_SHARE = 0.3
+SHED = "over_capacity"
+"""The served surface's admission control refusing a request past its concurrency limit (a typed 503
+with Retry-After): counted apart from errors."""
 
 
 @dataclass
@@ -197,12 +200,16 @@ def soak(mode: str, work: Path, args: argparse.Namespace) -> tuple[Run, dict[str
     return run, missing, stuck, exit_status
 
 
-def _minutes(run: Run) -> list[str]:
+def _minutes(run: Run, duration: float) -> list[str]:
     rows = []
-    last = max((t for t, _, _ in run.calls), default=0.0)
-    for minute in range(int(last // 60) + 1):
-        reads = [ms for t, k, ms in run.calls if k == "read" and minute * 60 <= t < (minute + 1) * 60]
-        writes = [ms for t, k, ms in run.calls if k == "write" and minute * 60 <= t < (minute + 1) * 60]
+    minutes = max(1, round(duration / 60))
+
+    def minute_of(t: float) -> int:  # calls answered after the end count in the last minute
+        return min(int(t // 60), minutes - 1)
+
+    for minute in range(minutes):
+        reads = [ms for t, k, ms in run.calls if k == "read" and minute_of(t) == minute]
+        writes = [ms for t, k, ms in run.calls if k == "write" and minute_of(t) == minute]
         rows.append(
             f"| {run.mode} | {minute + 1} | {len(reads):,} | {percentile(reads, 0.5):.0f} / "
             f"{percentile(reads, 0.95):.0f} | {len(writes):,} | {percentile(writes, 0.5):.0f} / "
@@ -252,16 +259,17 @@ def main() -> None:
         reads = [ms for _, k, ms in run.calls if k == "read"]
         writes = [ms for _, k, ms in run.calls if k == "write"]
         series, growth = _memory(run, args.warmup)
-        errors = sum(run.errors.values())
+        shed = sum(v for k, v in run.errors.items() if SHED in k)
+        errors = sum(run.errors.values()) - shed
         lost = max(missing.values())
         failed |= bool(errors or lost or stuck)
         summary_rows.append(
             f"| {run.mode} | {len(reads):,} | {percentile(reads, 0.5):.0f} / {percentile(reads, 0.95):.0f} | "
             f"{len(writes):,} | {len(writes) / args.duration:.1f} | {percentile(writes, 0.5):.0f} / "
-            f"{percentile(writes, 0.95):.0f} / {percentile(writes, 0.99):.0f} | {errors} | "
+            f"{percentile(writes, 0.95):.0f} / {percentile(writes, 0.99):.0f} | {errors} | {shed} | "
             f"{missing['graph']} / {missing['lexical']} / {missing['vector']} | {growth:+.1f} % |"
         )
-        minute_rows += _minutes(run)
+        minute_rows += _minutes(run, args.duration)
         error_text = ", ".join(f"{k}: {v}" for k, v in sorted(run.errors.items())) or "none"
         memory_lines.append(
             f"- group commit {run.mode}: RSS / open fds every {args.sample:g} s: {series}; "
@@ -283,13 +291,15 @@ def main() -> None:
             f"{int(EXPLAIN_SHARE * 100)} % explain); {args.duration:g} s per mode, modes run one after the "
             "other, each on a fresh data directory",
         )
-        + "\nLatency is measured by the client around each request. Lost writes are acknowledged writes "
+        + "\nLatency is measured by the client around each request. Shed requests are the served surface's "
+        "typed 503 `over_capacity` (admission control, docs/operations.md), counted apart. Lost writes "
+        "are acknowledged writes "
         "missing afterwards from the graph / lexical / vector store. RSS growth is from the first sample "
         f"after {args.warmup:g} s to the last. The server and all clients share the machine's 2 cores "
         "(and other engineers' jobs), so compare the modes with each other, not with other tables.\n\n"
         "| group commit | reads | read p50 / p95 ms | writes | writes/s | write p50 / p95 / p99 ms | "
-        "errors | lost (graph / lexical / vector) | RSS growth after warm-up |\n"
-        "|---|---|---|---|---|---|---|---|---|\n" + "\n".join(summary_rows) + "\n\nPer minute:\n\n"
+        "errors | shed (503) | lost (graph / lexical / vector) | RSS growth after warm-up |\n"
+        "|---|---|---|---|---|---|---|---|---|---|\n" + "\n".join(summary_rows) + "\n\nPer minute:\n\n"
         "| group commit | minute | reads | read p50 / p95 ms | writes | write p50 / p95 ms |\n"
         "|---|---|---|---|---|---|\n" + "\n".join(minute_rows) + "\n\n" + "\n".join(memory_lines) + "\n"
     )

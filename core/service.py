@@ -22,10 +22,11 @@ from graphctx.code.indexer import Indexer, IndexProgress, check_excludes, check_
 from graphctx.code.ops import DEFAULT_LIMIT, CodeOps
 from graphctx.code.report import IndexReport
 from graphctx.code.repos import list_repositories
-from graphctx.datadir import Mode, exposed, writer_pid
+from graphctx.datadir import Mode, exposed, process_usage, writer_pid
 from graphctx.envelope import Budget, Option, call, open_envelope
 from graphctx.errors import BackendUnavailable, GraphctxError, ReadOnly, WriteIncomplete, from_validation
 from graphctx.group import GroupCommit
+from graphctx.kernel.ports import ReportsCaches
 from graphctx.kernel.reads import batches, facts_of
 from graphctx.kernel.rules import endpoints
 from graphctx.kernel.stores import Stores, open_stores
@@ -663,6 +664,7 @@ class ContextService:
             "vectors": vectors,
             "pending_index_work": self.stores.journal.count_pending(),
             "group_commit": {"enabled": self.settings.group_commit, **self._group.stats()},
+            "memory": self.memory(),
             "data_dir": str(self.settings.data_dir),
             "mode": self.stores.mode,
             "writer_pid": writer_pid(self.settings.data_dir) if self.stores.data_dir else None,
@@ -670,6 +672,16 @@ class ContextService:
             "exposed": exposed(self.settings.data_dir) if self.stores.data_dir else [],
             "as_of": iso(self.clock()),
         }
+
+    def memory(self) -> dict[str, Any]:
+        """This process's resident memory and open descriptors, and every cache its stores keep with
+        its bound (docs/operations.md, "Memory")."""
+        caches: dict[str, dict[str, int]] = {}
+        for store in (self.stores.graph, self.stores.lexical, self.stores.vector, self.stores.embedder):
+            if isinstance(store, ReportsCaches):
+                caches.update(store.caches())
+        caches["leg_threads"] = {"entries": self._executor.running, "max_entries": self._executor.limit}
+        return {**process_usage(), "caches": caches}
 
     # -- helpers ------------------------------------------------------------------------------
 

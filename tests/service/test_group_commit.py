@@ -162,3 +162,16 @@ def test_a_refused_plan_in_a_group_fails_alone_and_leaves_nothing_journaled(serv
     assert synced.index_error is None and synced.indexed == 2
     assert set(service.stores.lexical.hashes(SCOPE)) == {"ok0", "ok1"}
     assert service.stores.journal.count_pending() == 0
+
+
+def test_status_shows_every_cache_with_its_bound_and_the_process_memory(service: Any) -> None:
+    service.remember(SCOPE, [{"id": "a", "name": "alpha_beta.gamma"}])
+    service.recall(SCOPE, "alphaBeta")
+    memory = service.status(SCOPE)["memory"]
+    assert memory["rss_bytes"] > 0 and memory["open_fds"] > 0
+    caches = memory["caches"]
+    bounded = {"identifier_parts", "identifier_tokens", "sqlite_read_connections", "hashing_buckets"}
+    assert bounded <= set(caches)
+    for name in bounded:
+        assert 0 < caches[name]["entries"] <= caches[name]["max_entries"], (name, caches[name])
+    assert caches["flat_vectors"]["bytes"] > 0  # the index itself: no maximum, sized by the data
