@@ -208,6 +208,7 @@ class IndexSync:
                 "partly applied: graphctx completes it before the next write, at the next start, or "
                 "now with `graphctx reconcile`",
                 cause=exc.code,
+                recorded=True,
                 **_where(exc),
             ) from exc
         try:
@@ -251,6 +252,7 @@ class IndexSync:
                     "be partly applied: graphctx completes it before the next write, at the next start, "
                     "or now with `graphctx reconcile`",
                     cause=exc.code,
+                    recorded=True,
                     **_where(exc),
                 )
                 outcomes += [incomplete] * (len(plans) - i)
@@ -288,6 +290,7 @@ class IndexSync:
                         f"an earlier write is still incomplete and the graph is not taking it "
                         f"({exc.message}); nothing else is written until it is",
                         cause=exc.code,
+                        recorded=False,
                         **_where(exc),
                     ) from exc
                 self.sync(entry.scope, plan.index_ids())
