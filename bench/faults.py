@@ -11,7 +11,7 @@
 - a slow dense leg: every vector search takes `--dense-delay` s for a while, then the store is healthy:
   recalls answer within the dense budget from the lexical leg, and at full speed again at once.
 
-    python bench/faults.py --records 20000 --kill-after 4 --freeze 12 --write
+    python bench/faults.py --records 20000 --kill-at 0.3 --freeze 12 --write
 
 Results go to docs/results.md only with --write. Exits 1 when a check fails.
 """
@@ -121,6 +121,19 @@ def _consistent(settings: Settings) -> tuple[bool, int]:
     return graph == lexical == vector, len(graph)
 
 
+def _entities(settings: Settings) -> int:
+    try:
+        stores = open_stores(settings, "read")
+    except GraphctxError:
+        return 0
+    try:
+        return int(stores.graph.run(t.SCOPE_STATS, SCOPE, t.NoParams()).entities)
+    except GraphctxError:
+        return 0
+    finally:
+        stores.close()
+
+
 def kill_during_load(work: Path, args: argparse.Namespace) -> Scenario:
     report = Scenario("kill -9 of the writer during a bulk load, then reconcile")
     data = work / "kill" / "data"
@@ -149,14 +162,20 @@ def kill_during_load(work: Path, args: argparse.Namespace) -> Scenario:
     }
     cmd = [sys.executable, "-m", "graphctx.cli", "-q", "remember", "--file", str(lines), "--json"]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        proc.wait(args.kill_after)
-    except subprocess.TimeoutExpired:
-        os.kill(proc.pid, signal.SIGKILL)
-    proc.wait(60)
-    report.checks["the writer was killed part way"] = proc.returncode == -signal.SIGKILL
     settings = Settings(data_dir=data, embedder=args.embedder)
+    target = int(args.records * args.kill_at)
+    started = time.monotonic()
+    while proc.poll() is None and time.monotonic() - started < STEP_TIMEOUT_S:
+        if (data / "graph.sqlite").exists() and _entities(settings) >= target:
+            os.kill(proc.pid, signal.SIGKILL)
+            break
+        time.sleep(0.25)
+    proc.wait(60)
+    killed_after = time.monotonic() - started
     _, before = _consistent(settings)
+    report.checks["the writer was killed part way"] = (
+        proc.returncode == -signal.SIGKILL and 0 < before < args.records
+    )
     started = time.monotonic()
     reconciled = _cli(env, "reconcile", "--json")
     took = time.monotonic() - started
@@ -177,7 +196,8 @@ def kill_during_load(work: Path, args: argparse.Namespace) -> Scenario:
     except (ValueError, KeyError, TypeError):
         report.checks["nothing duplicated (records written before the kill are unchanged)"] = False
     report.notes.append(
-        f"{args.records:,} entities + {args.records // 2:,} facts, killed after {args.kill_after:g} s with "
+        f"{args.records:,} entities + {args.records // 2:,} facts, killed {killed_after:.1f} s after the "
+        "start with "
         f"{before:,} entities in the graph; reconcile {took:.1f} s ({_brief(reconciled.stdout)}); "
         f"the same load again {rerun:.1f} s, {total:,} entities at the end"
     )
@@ -368,7 +388,9 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--records", type=int, default=20_000, help="Entities in the killed bulk load.")
-    parser.add_argument("--kill-after", type=float, default=4.0, help="Seconds before the kill -9.")
+    parser.add_argument(
+        "--kill-at", type=float, default=0.3, help="kill -9 once this share of the entities is in the graph."
+    )
     parser.add_argument(
         "--freeze", type=float, default=12.0, help="Seconds the graph server is silent / down."
     )
@@ -413,7 +435,7 @@ def main() -> None:
     notes = [f"- {r.name}: {n}" for r in reports for n in r.notes]
     checks = [f"- {r.name}: " + "; ".join(r.checks) for r in reports]
     command = (
-        f"python bench/faults.py --records {args.records} --kill-after {args.kill_after:g} "
+        f"python bench/faults.py --records {args.records} --kill-at {args.kill_at:g} "
         f"--freeze {args.freeze:g} --deadline {args.deadline:g} --clients {args.clients} "
         f"--dense-delay {args.dense_delay:g} --write"
     )
