@@ -13,6 +13,7 @@ A queued caller whose deadline passes before a leader takes its work withdraws i
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -21,6 +22,10 @@ from typing import Generic, TypeVar
 
 from graphctx import deadlines
 from graphctx.errors import DeadlineExceeded
+
+MIN_BATCH_S = 0.25
+"""A caller with less time left than this when its batch starts is withdrawn (nothing written): the
+batch runs under the earliest deadline of its callers, and one nearly spent would fail them all."""
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -121,7 +126,7 @@ class GroupCommit(Generic[T, R]):
                 time.sleep(self.wait_s)
             with self._cond:
                 taken = self._take(mine)
-            live = [p for p in taken if not _expired(p)]
+            live = [p for p in taken if not _expired(p, MIN_BATCH_S)]
             for p in taken:
                 if p not in live:
                     p.outcome = DeadlineExceeded(
@@ -145,12 +150,10 @@ class GroupCommit(Generic[T, R]):
     def _run_batch(self, live: list[_Pending[T, R]]) -> None:
         bounded = [p.deadline for p in live if p.deadline is not None]
         seconds = min(d.remaining() for d in bounded) if bounded else None
+        items = [p.item for p in live]
         try:
-            if seconds is None:
-                outcomes = self._run([p.item for p in live])
-            else:
-                with deadlines.within(max(0.0, seconds)):
-                    outcomes = self._run([p.item for p in live])
+            # in a context of its own: the leader's deadline is only one of the callers'
+            outcomes = contextvars.Context().run(self._run_within, seconds, items)
             if len(outcomes) != len(live):
                 raise RuntimeError(f"a group commit returned {len(outcomes)} outcomes for {len(live)} calls")
         except BaseException as exc:  # the batch as a whole failed: every caller is told
@@ -164,6 +167,12 @@ class GroupCommit(Generic[T, R]):
         self.batches += 1
         self.items += len(live)
 
+    def _run_within(self, seconds: float | None, items: list[T]) -> Sequence[R | BaseException]:
+        if seconds is None:
+            return self._run(items)
+        with deadlines.within(max(0.0, seconds)):
+            return self._run(items)
+
     def _finish(self, done: list[_Pending[T, R]], error: BaseException | None) -> None:
         """Under the condition: hand out the outcomes and let the next leader step up."""
         for p in done:
@@ -174,5 +183,5 @@ class GroupCommit(Generic[T, R]):
         self._cond.notify_all()
 
 
-def _expired(p: _Pending[T, R]) -> bool:
-    return p.deadline is not None and p.deadline.remaining() <= 0
+def _expired(p: _Pending[T, R], margin: float = 0.0) -> bool:
+    return p.deadline is not None and p.deadline.remaining() <= margin

@@ -518,7 +518,11 @@ class ContextService:
                     continue
                 planned.append((i, plan, superseded))
             if planned:
-                results, synced = self.sync.commit_group(scope, [plan for _, plan, _ in planned])
+                try:
+                    results, synced = self.sync.commit_group(scope, [plan for _, plan, _ in planned])
+                except GraphctxError as exc:  # this round's callers only: earlier rounds are written
+                    failed: list[ApplyReport | GraphctxError] = [exc] * len(planned)
+                    results, synced = failed, SyncReport()
                 for (i, _, superseded), result in zip(planned, results, strict=True):
                     if isinstance(result, GraphctxError):
                         outcomes[i] = result
