@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from graphctx import deadlines
-from graphctx.errors import DeadlineExceeded, InputError, NotFound
+from graphctx.errors import BackendUnavailable, DeadlineExceeded, InputError, NotFound
 from graphctx.group import GroupCommit
 from graphctx.model import Entity, Fact
 from graphctx.scope import Scope
@@ -175,3 +175,39 @@ def test_status_shows_every_cache_with_its_bound_and_the_process_memory(service:
     for name in bounded:
         assert 0 < caches[name]["entries"] <= caches[name]["max_entries"], (name, caches[name])
     assert caches["flat_vectors"]["bytes"] > 0  # the index itself: no maximum, sized by the data
+
+
+def test_a_round_that_fails_to_commit_fails_its_callers_only(service: Any) -> None:
+    # two calls writing one entity: the second is planned after the first is written (a later round of
+    # the same batch, or a later batch); the journal refuses the second commit
+    journal = service.stores.journal
+    real, seen = journal.record_write, []
+
+    def record_write(scope: Scope, plan: str) -> int:
+        seen.append(plan)
+        if len(seen) == 2:
+            raise BackendUnavailable("the journal's disk is full (injected)")
+        return int(real(scope, plan))
+
+    journal.record_write = record_write
+    start = threading.Barrier(2)
+    outcomes: dict[int, Any] = {}
+
+    def write(i: int) -> None:
+        start.wait()
+        try:
+            outcomes[i] = service.remember(SCOPE, [{"id": "same", "name": "same", "summary": f"v{i}"}])
+        except BackendUnavailable as exc:
+            outcomes[i] = exc
+
+    threads = [threading.Thread(target=write, args=(i,)) for i in range(2)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(30)
+    failed = [i for i, o in outcomes.items() if isinstance(o, BackendUnavailable)]
+    assert len(outcomes) == 2 and len(failed) == 1, outcomes
+    written = 1 - failed[0]
+    assert outcomes[written]["entities"]["created"] == 1
+    summary = service.explain(SCOPE, "same")["subject"]["summary"]
+    assert summary == f"v{written}"
