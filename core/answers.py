@@ -363,6 +363,13 @@ class StatusReport(Shape):
     writer_pid: int | None = Field(default=None, json_schema_extra={NULLABLE: True})
     exposed: list[str] | None = Field(default=None, description="What others can read in the data directory.")
     pending_index_work: int | None = None
+    group_commit: dict[str, Any] | None = Field(
+        default=None, description="Group commit of `remember` calls: batches, calls, mean batch, queued."
+    )
+    memory: dict[str, Any] | None = Field(
+        default=None,
+        description="This process's rss_bytes and open_fds, and each cache with its size and bound.",
+    )
 
 
 ANSWERS: dict[str, type[Shape]] = {

@@ -295,7 +295,8 @@ def _reconcile(s: ContextService, scope: Scope, _: EmptyRequest) -> dict[str, An
 def _status(s: ContextService, scope: Scope, _: EmptyRequest) -> dict[str, Any]:
     report = s.status(scope)
     report.pop("data_dir", None)  # a server's paths are not the caller's business
-    for store_wide in ("pending_index_work", "mode", "writer_pid", "exposed"):  # others' activity, the host
+    # others' activity, the host's memory
+    for store_wide in ("pending_index_work", "mode", "writer_pid", "exposed", "group_commit", "memory"):
         report.pop(store_wide, None)
     return report
 

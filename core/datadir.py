@@ -121,6 +121,20 @@ class DataDirHandle:
             lock.close()  # closing the descriptor releases the flock
 
 
+def process_usage() -> dict[str, int | None]:
+    """This process's resident set and open file descriptors (None where /proc is not there)."""
+    rss: int | None = None
+    fds: int | None = None
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                rss = int(line.split()[1]) * 1024
+        fds = len(os.listdir("/proc/self/fd"))
+    except (OSError, ValueError):
+        pass
+    return {"rss_bytes": rss, "open_fds": fds}
+
+
 def writer_pid(path: Path) -> int | None:
     """The pid of the process holding the directory for writing, or None when nobody does."""
     lock_path = path / LOCK_FILE

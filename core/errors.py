@@ -7,7 +7,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pydantic is imported by what raises it, not by `graphctx --help`
     from pydantic import ValidationError
 
-PUBLIC_DETAILS = frozenset({"backend", "store", "stage", "deadline_s", "retry_after_s", "cause", "applied"})
+PUBLIC_DETAILS = frozenset(
+    {"backend", "store", "stage", "deadline_s", "retry_after_s", "cause", "applied", "recorded"}
+)
 """The details an error about the machine may show a caller: which backend, which stage, when to retry."""
 
 
@@ -246,6 +248,11 @@ class WriteIncomplete(BackendError):
     code = "write_incomplete"
 
     def public_message(self) -> str:
+        if self.details.get("recorded") is False:
+            return (
+                f"an earlier write is still incomplete and {_backend(self.details)} is not taking it; this "
+                "write was not recorded: send it again once the backend answers"
+            )
         return (
             f"{_backend(self.details)} failed during the write; the write is recorded and may be partly "
             "applied: graphctx completes it before the next write"

@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -21,9 +22,11 @@ from graphctx.code.indexer import Indexer, IndexProgress, check_excludes, check_
 from graphctx.code.ops import DEFAULT_LIMIT, CodeOps
 from graphctx.code.report import IndexReport
 from graphctx.code.repos import list_repositories
-from graphctx.datadir import Mode, exposed, writer_pid
+from graphctx.datadir import Mode, exposed, process_usage, writer_pid
 from graphctx.envelope import Budget, Option, call, open_envelope
-from graphctx.errors import BackendUnavailable, ReadOnly, WriteIncomplete, from_validation
+from graphctx.errors import BackendUnavailable, GraphctxError, ReadOnly, WriteIncomplete, from_validation
+from graphctx.group import GroupCommit
+from graphctx.kernel.ports import ReportsCaches
 from graphctx.kernel.reads import batches, facts_of
 from graphctx.kernel.rules import endpoints
 from graphctx.kernel.stores import Stores, open_stores
@@ -49,7 +52,7 @@ from graphctx.retrieval.render import entity_card, fact_line, facts_about
 from graphctx.retrieval.runner import LegRunner
 from graphctx.scope import Scope
 from graphctx.settings import Settings
-from graphctx.writes import IDS_BATCH, IndexSync, ReconcileReport, WritePlan
+from graphctx.writes import IDS_BATCH, ApplyReport, IndexSync, ReconcileReport, SyncReport, WritePlan
 
 DEFAULT_EXPLAIN_TOKENS = 4_000
 LOAD_BATCH = 2_000
@@ -114,6 +117,12 @@ class ContextService:
         # one writer at a time keeps journal, graph and index order consistent; reads run concurrently
         # (each adapter is thread-safe on its own)
         self._writes = threading.Lock()
+        self._group: GroupCommit[_Write, _Written] = GroupCommit(
+            self._commit_writes,
+            self._writes,
+            wait_s=self.settings.group_commit_wait_ms / 1000,
+            max_items=self.settings.group_commit_max,
+        )
         self.code = CodeOps(self.stores, self.retriever, self.clock)
         if stores.mode == "write":
             self.sync.refill_rebuilt()
@@ -458,6 +467,12 @@ class ContextService:
             "vector_skipped": 0,
             "index_errors": [],
         }
+        if unit is None and self.settings.group_commit:
+            applied, superseded, synced = self._group.submit(_Write(scope, ents, fs, now))
+            self._report(report, applied, superseded, synced, len(ents) + len(fs))
+            if progress:
+                progress(len(ents) + len(fs))
+            return _follow_up(report)
         with self._write_lock():
             self._writable()
             self._check_endpoints(scope, ents, fs)
@@ -467,21 +482,72 @@ class ContextService:
                     break
                 plan, superseded = self._plan(scope, u_ents, u_facts, now)
                 applied, synced = self.sync.commit(scope, plan)
-                _add(report["entities"], applied.entities)
-                _add(report["facts"], applied.facts)
-                report["superseded"] += superseded
-                report["written"] += len(u_ents) + len(u_facts)
-                report["vector_skipped"] += len(synced.vector_skipped)
-                if synced.index_error:
-                    report["index_errors"].append(synced.index_error)
+                self._report(report, applied, superseded, synced, len(u_ents) + len(u_facts))
                 if progress:
                     progress(len(u_ents) + len(u_facts))
-        if report["index_errors"]:
-            report["follow_up"] = (
-                "The graph has the data; the indexes are completed before the next write "
-                "(or now with `graphctx reconcile`)."
-            )
-        return report
+        return _follow_up(report)
+
+    @staticmethod
+    def _report(
+        report: dict[str, Any],
+        applied: ApplyReport,
+        superseded: list[dict[str, Any]],
+        synced: SyncReport,
+        written: int,
+    ) -> None:
+        _add(report["entities"], applied.entities)
+        _add(report["facts"], applied.facts)
+        report["superseded"] += superseded
+        report["written"] += written
+        report["vector_skipped"] += len(synced.vector_skipped)
+        if synced.index_error:
+            report["index_errors"].append(synced.index_error)
+
+    def _commit_writes(self, writes: Sequence[_Write]) -> list[_Written | BaseException]:
+        """A group commit's batch, under the write lock: independent calls of one scope are
+        committed together (`IndexSync.commit_group`); a call touching what an earlier one of the
+        batch touches (an entity, a fact, a single-valued slot) waits for the next round, planned
+        against the store as the earlier one left it: the order of two concurrent calls is free, but
+        each is resolved as if it ran alone."""
+        self._writable()
+        outcomes: dict[int, _Written | BaseException] = {}
+        pending = list(enumerate(writes))
+        while pending:
+            scope = pending[0][1].scope
+            written: set[tuple[str, ...]] = set()
+            read: set[tuple[str, ...]] = set()
+            group: list[tuple[int, _Write]] = []
+            later: list[tuple[int, _Write]] = []
+            for i, write in pending:
+                puts, gets = write.touches(self.settings.single_valued_predicates)
+                if write.scope != scope or puts & (written | read) or gets & written:
+                    later.append((i, write))
+                    continue
+                written |= puts
+                read |= gets
+                group.append((i, write))
+            planned: list[tuple[int, WritePlan, list[dict[str, Any]]]] = []
+            for i, write in group:
+                try:
+                    self._check_endpoints(scope, write.ents, write.fs)
+                    plan, superseded = self._plan(scope, write.ents, write.fs, write.now)
+                except GraphctxError as exc:
+                    outcomes[i] = exc
+                    continue
+                planned.append((i, plan, superseded))
+            if planned:
+                try:
+                    results, synced = self.sync.commit_group(scope, [plan for _, plan, _ in planned])
+                except GraphctxError as exc:  # this round's callers only: earlier rounds are written
+                    failed: list[ApplyReport | GraphctxError] = [exc] * len(planned)
+                    results, synced = failed, SyncReport()
+                for (i, _, superseded), result in zip(planned, results, strict=True):
+                    if isinstance(result, GraphctxError):
+                        outcomes[i] = result
+                    else:
+                        outcomes[i] = (result, superseded, synced)
+            pending = later
+        return [outcomes[i] for i in range(len(writes))]
 
     def _check_endpoints(self, scope: Scope, ents: list[Located[Entity]], fs: list[Located[Fact]]) -> None:
         batch_ids = {e.item.id for e in ents}
@@ -624,6 +690,8 @@ class ContextService:
             "lexical_docs": len(self.stores.lexical.hashes(scope)),
             "vectors": vectors,
             "pending_index_work": self.stores.journal.count_pending(),
+            "group_commit": {"enabled": self.settings.group_commit, **self._group.stats()},
+            "memory": self.memory(),
             "data_dir": str(self.settings.data_dir),
             "mode": self.stores.mode,
             "writer_pid": writer_pid(self.settings.data_dir) if self.stores.data_dir else None,
@@ -631,6 +699,16 @@ class ContextService:
             "exposed": exposed(self.settings.data_dir) if self.stores.data_dir else [],
             "as_of": iso(self.clock()),
         }
+
+    def memory(self) -> dict[str, Any]:
+        """This process's resident memory and open descriptors, and every cache its stores keep with
+        its bound (docs/operations.md, "Memory")."""
+        caches: dict[str, dict[str, int]] = {}
+        for store in (self.stores.graph, self.stores.lexical, self.stores.vector, self.stores.embedder):
+            if isinstance(store, ReportsCaches):
+                caches.update(store.caches())
+        caches["leg_threads"] = {"entries": self._executor.running, "max_entries": self._executor.limit}
+        return {**process_usage(), "caches": caches}
 
     # -- helpers ------------------------------------------------------------------------------
 
@@ -680,6 +758,44 @@ def _edge(fact: Fact, names: Mapping[str, str]) -> dict[str, Any]:
     if fact.value is not None:
         edge["value"] = fact.value
     return edge
+
+
+@dataclass(frozen=True)
+class _Write:
+    """One `remember` call handed to the group commit: validated, not yet planned."""
+
+    scope: Scope
+    ents: list[Located[Entity]]
+    fs: list[Located[Fact]]
+    now: datetime
+
+    def touches(self, single: Mapping[str, str]) -> tuple[set[tuple[str, ...]], set[tuple[str, ...]]]:
+        """What its plan writes (entities, facts, the slot of a single-valued predicate) and what it
+        reads besides (the entities its facts point at)."""
+        writes: set[tuple[str, ...]] = {("entity", e.item.id) for e in self.ents}
+        reads: set[tuple[str, ...]] = set()
+        for located in self.fs:
+            f = located.item
+            writes.add(("fact", f.id))
+            reads |= {("entity", f.subject_id), ("entity", f.object_id or "")}
+            side = single.get(f.predicate)
+            if side == "subject":
+                writes.add(("slot", f.subject_id, f.predicate))
+            elif side == "object" and f.object_id:
+                writes.add(("slot-in", f.object_id, f.predicate))
+        return writes, reads
+
+
+_Written = tuple[ApplyReport, list[dict[str, Any]], SyncReport]
+
+
+def _follow_up(report: dict[str, Any]) -> dict[str, Any]:
+    if report["index_errors"]:
+        report["follow_up"] = (
+            "The graph has the data; the indexes are completed before the next write "
+            "(or now with `graphctx reconcile`)."
+        )
+    return report
 
 
 def _add(totals: dict[str, int], counts: Mapping[str, int]) -> None:

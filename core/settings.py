@@ -103,6 +103,21 @@ class Settings(BaseSettings):
         "server backend (a Raft-replicated cluster) takes longer than a read.",
     )
     dense_deadline_s: float = Field(default=2.0, gt=0, le=60, description="Budget of the dense leg.")
+    group_commit: bool = Field(
+        default=True,
+        description="Concurrent `remember` calls of one process are committed together: one journal "
+        "write and one index commit for the batch, each caller still all or nothing (off: each call "
+        "commits alone behind the write lock).",
+    )
+    group_commit_wait_ms: float = Field(
+        default=2.0,
+        ge=0,
+        le=100,
+        description="How long a batch's leader waits for more `remember` calls before committing.",
+    )
+    group_commit_max: int = Field(
+        default=64, ge=1, le=1000, description="Most `remember` calls committed as one batch."
+    )
 
     code_exclude: list[str] = Field(
         default_factory=lambda: list(DEFAULT_CODE_EXCLUDE),

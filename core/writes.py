@@ -117,6 +117,31 @@ def _count(totals: dict[str, int], result: Any) -> None:
         totals[key] += getattr(result, key)
 
 
+def merged(plans: Sequence[WritePlan]) -> WritePlan:
+    """Independent plans as one (what a group commit journals): an end given twice keeps the earlier."""
+    ends: dict[str, datetime] = {}
+    for plan in plans:
+        for fact_id, end in plan.ends.items():
+            ends[fact_id] = min(end, ends.get(fact_id, end))
+    return WritePlan(
+        entities=tuple(e for p in plans for e in p.entities),
+        facts=tuple(f for p in plans for f in p.facts),
+        ends=ends,
+        delete_ids=tuple(dict.fromkeys(i for p in plans for i in p.delete_ids)),
+    )
+
+
+def _failed(outcome: object) -> bool:
+    return isinstance(outcome, GraphctxError)
+
+
+def _rejournal(journal: Any, scope: Scope, seq: int, kept: Sequence[WritePlan]) -> int:
+    """Replace a group's journal entry by one without a refused plan (recording the new one first)."""
+    new = journal.record_write(scope, merged(kept).model_dump_json())
+    journal.complete_write(seq)
+    return int(new)
+
+
 @dataclass
 class SyncReport:
     indexed: int = 0
@@ -183,6 +208,7 @@ class IndexSync:
                 "partly applied: graphctx completes it before the next write, at the next start, or "
                 "now with `graphctx reconcile`",
                 cause=exc.code,
+                recorded=True,
                 **_where(exc),
             ) from exc
         try:
@@ -191,6 +217,59 @@ class IndexSync:
             return applied, _index_failed(exc)  # stays journaled: completed later
         self.stores.journal.complete_write(seq)
         return applied, synced
+
+    def commit_group(
+        self, scope: Scope, plans: Sequence[WritePlan]
+    ) -> tuple[list[ApplyReport | GraphctxError], SyncReport]:
+        """Several callers' plans (independent of one another) as one journaled write and one index
+        commit; each plan is applied to the graph on its own, so each caller gets its own counts
+        and its own verdict: a plan the graph refuses before writing anything is that caller's
+        error alone (the journal entry is rewritten without it). A graph failure part way stops the
+        batch: the callers not yet applied get `WriteIncomplete` (recorded, completed later), the
+        ones applied get their report with the index update left to the journal."""
+        if len(plans) == 1:
+            try:
+                applied, synced = self.commit(scope, plans[0])
+            except GraphctxError as exc:
+                return [exc], SyncReport()
+            return [applied], synced
+        journal = self.stores.journal
+        seq = journal.record_write(scope, merged(plans).model_dump_json())
+        outcomes: list[ApplyReport | GraphctxError] = []
+        for i, plan in enumerate(plans):
+            graph = _Counting(self.stores.graph)
+            try:
+                outcomes.append(apply_plan(self.stores, scope, plan, graph))
+            except GraphctxError as exc:
+                if isinstance(exc, _DETERMINISTIC) and graph.done == 0:  # refused before any write
+                    outcomes.append(exc)
+                    later = [*outcomes, *plans[i + 1 :]]
+                    kept = [p for p, o in zip(plans, later, strict=True) if not _failed(o)]
+                    seq = _rejournal(journal, scope, seq, kept)
+                    continue
+                incomplete = WriteIncomplete(
+                    f"the graph failed during the write ({exc.message}); the write is recorded and may "
+                    "be partly applied: graphctx completes it before the next write, at the next start, "
+                    "or now with `graphctx reconcile`",
+                    cause=exc.code,
+                    recorded=True,
+                    **_where(exc),
+                )
+                outcomes += [incomplete] * (len(plans) - i)
+                return outcomes, SyncReport(
+                    index_error="the graph failed before the indexes were updated; they are completed "
+                    "from the journal before the next write"
+                )
+        kept = [p for p, o in zip(plans, outcomes, strict=True) if not _failed(o)]
+        if not kept:
+            journal.complete_write(seq)
+            return outcomes, SyncReport()
+        try:
+            synced = self.sync(scope, list(dict.fromkeys(i for p in kept for i in p.index_ids())))
+        except GraphctxError as exc:
+            return outcomes, _index_failed(exc)  # stays journaled: completed later
+        journal.complete_write(seq)
+        return outcomes, synced
 
     def recover(self, report: ReconcileReport | None = None) -> ReconcileReport:
         """Complete every journaled write (re-apply its plan, re-index its entities), then replay
@@ -211,6 +290,7 @@ class IndexSync:
                         f"an earlier write is still incomplete and the graph is not taking it "
                         f"({exc.message}); nothing else is written until it is",
                         cause=exc.code,
+                        recorded=False,
                         **_where(exc),
                     ) from exc
                 self.sync(entry.scope, plan.index_ids())

@@ -20,6 +20,8 @@ from numpy.typing import NDArray
 from ._base import checked_output, checked_texts, empty_matrix
 
 ALGORITHM_VERSION = 1
+BUCKET_CACHE = 200_000
+"""Features whose bucket is memoised, per embedder (a bound: later features are hashed each time)."""
 """Bump when the features or their weights change: the model id changes with it."""
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)  # runs of letters/digits; `_`, `.`, `::`, `-` separate
@@ -90,6 +92,9 @@ class HashingEmbedder:
         self.model_id = f"graphctx-hashing-{dimension}@{ALGORITHM_VERSION}"
         self._bucket_cache: dict[str, tuple[int, float]] = {}
 
+    def caches(self) -> dict[str, dict[str, int]]:
+        return {"hashing_buckets": {"entries": len(self._bucket_cache), "max_entries": BUCKET_CACHE}}
+
     def __repr__(self) -> str:
         return f"HashingEmbedder(model_id={self.model_id!r})"
 
@@ -104,7 +109,7 @@ class HashingEmbedder:
             hit = cache.get(feature)
             if hit is None:
                 hit = _bucket(feature, self.dimension)
-                if len(cache) < 200_000:
+                if len(cache) < BUCKET_CACHE:
                     cache[feature] = hit  # dict writes are atomic under the GIL
             bucket, sign = hit
             signed[bucket] += sign * np.log1p(total)

@@ -34,7 +34,7 @@ from graphctx.errors import (
     ReadOnly,
     ScopeError,
 )
-from graphctx.kernel.ports import Capabilities, VectorHit, VectorRecord
+from graphctx.kernel.ports import CacheSizes, Capabilities, VectorHit, VectorRecord
 from graphctx.scope import Scope
 from graphctx.vectors import checked_vector, collection_name, valid_rows
 
@@ -225,6 +225,17 @@ class FlatVectorIndex:
             return {}
         with self._lock:
             return shard.live_hashes()
+
+    def caches(self) -> CacheSizes:
+        """Not a cache: the open scopes' matrices ARE the index (rows x dimension x 4 bytes each,
+        mapped from the shard files), shown so an operator sees what the vectors hold in memory."""
+        with self._lock:
+            snaps = [s.snapshot for s in self._shards.values()]
+        rows = sum(s.rows for s in snaps)
+        return {
+            "flat_open_scopes": {"entries": len(snaps)},
+            "flat_vectors": {"bytes": rows * self.dimension * 4},
+        }
 
     def flush(self) -> None:
         """Every write is synced and published before it returns: nothing to do."""

@@ -16,7 +16,7 @@ from graphctx.clock import Clock, utc_now
 from graphctx.errors import BackendError, BackendUnavailable, ReadOnly
 from graphctx.kernel import templates as t
 from graphctx.kernel.dispatch import Handler, TemplateDispatch
-from graphctx.kernel.ports import Capabilities
+from graphctx.kernel.ports import CacheSizes, Capabilities
 from graphctx.scope import Scope
 
 from . import entities, facts, schema, scopes, traversal
@@ -40,6 +40,8 @@ _IMPLS: dict[str, _Impl] = {
     t.SCOPE_CLEAR.name: lambda c, k, p, now: scopes.clear(c, k),
 }
 READ_CONNECTIONS = 8
+PAGE_CACHE_BYTES = 2000 * 1024
+"""SQLite's default page cache per connection (cache_size = -2000: 2000 KiB), an upper bound."""
 """Most pooled read connections per store: enough for the threads of one serving process."""
 _WRITES = frozenset(
     {
@@ -178,6 +180,19 @@ class SqliteGraphStore(TemplateDispatch):
                 f"sqlite graph store {self.path!r}: all {self._max_readers} read connections stayed busy "
                 f"for {self._timeout_s:g} s"
             ) from None
+
+    def caches(self) -> CacheSizes:
+        """Pooled read connections (each with SQLite's page cache, 2 MiB by default) and the writer's."""
+        with self._lock:
+            readers = len(self._all_readers)
+        connections = readers + (self._conn is not None)
+        return {
+            "sqlite_read_connections": {"entries": readers, "max_entries": self._max_readers},
+            "sqlite_page_cache": {
+                "bytes": connections * PAGE_CACHE_BYTES,
+                "max_bytes": (self._max_readers + 1) * PAGE_CACHE_BYTES,
+            },
+        }
 
     def handlers(self) -> Mapping[str, Handler]:
         return self._handlers

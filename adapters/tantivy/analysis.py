@@ -100,6 +100,17 @@ def _chunk_tokens(chunk: str) -> tuple[str, ...]:
     return (*parts, whole) if whole and parts != (whole,) else parts
 
 
+def analysis_caches() -> list[tuple[str, int, int]]:
+    """(name, entries, max entries) of the identifier analysis memo."""
+    return [
+        (name, info.currsize, info.maxsize or 0)
+        for name, info in (
+            ("identifier_parts", _parts.cache_info()),
+            ("identifier_tokens", _chunk_tokens.cache_info()),
+        )
+    ]
+
+
 def identifier_tokens(text: str) -> list[str]:
     """Parts of every identifier in `text`, each followed by the whole identifier (lower case) when it
     has more than one part: `os.path.join` -> os, path, join, os.path.join."""

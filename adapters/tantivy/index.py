@@ -23,7 +23,7 @@ from types import TracebackType
 
 from tantivy import DocAddress, Document, Index, IndexWriter, Query, Searcher
 
-from graphctx.adapters.tantivy.analysis import EN_ANALYSER, english_analyser
+from graphctx.adapters.tantivy.analysis import EN_ANALYSER, analysis_caches, english_analyser
 from graphctx.adapters.tantivy.query import WEIGHTS, Weights, scope_filter, search_query
 from graphctx.adapters.tantivy.schema import (
     CONTENT_HASH,
@@ -37,7 +37,7 @@ from graphctx.adapters.tantivy.schema import (
 )
 from graphctx.bounds import clamp
 from graphctx.errors import BackendError, BackendUnavailable, InputError, ReadOnly
-from graphctx.kernel.ports import Capabilities, LexicalDoc, LexicalHit
+from graphctx.kernel.ports import CacheSizes, Capabilities, LexicalDoc, LexicalHit
 from graphctx.scope import Scope
 
 MAX_K = 100
@@ -153,6 +153,15 @@ class TantivyLexicalIndex:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
+
+    def caches(self) -> CacheSizes:
+        """The identifier analysis memo (two LRUs, per process) and the writer's indexing heap."""
+        out: CacheSizes = {
+            name: {"entries": size, "max_entries": limit} for name, size, limit in analysis_caches()
+        }
+        if self._writer is not None:
+            out["tantivy_writer_heap"] = {"bytes": _WRITER_HEAP, "max_bytes": _WRITER_HEAP}
+        return out
 
     # reads ----------------------------------------------------------------------------------------
 

@@ -133,6 +133,19 @@ class RebuildingIndex(Protocol):
     def rebuild_done(self) -> None: ...
 
 
+CacheSizes = dict[str, dict[str, int]]
+"""Per cache: `entries` (now) and `max_entries`, or `bytes` and `max_bytes`: what `status` shows. A
+figure without a maximum is data the store holds (sized by what was stored), not a cache."""
+
+
+@runtime_checkable
+class ReportsCaches(Protocol):
+    """Optional for any store: the caches it keeps in this process and their bounds (docs/operations.md
+    lists them). Everything a store keeps beyond these is data it was asked to hold."""
+
+    def caches(self) -> CacheSizes: ...
+
+
 @runtime_checkable
 class VectorIndex(Protocol):
     """Dense vectors for one embedding model (id + dimension): one collection per model."""

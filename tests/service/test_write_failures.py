@@ -90,7 +90,7 @@ def test_a_write_that_fails_part_way_is_never_reported_done_and_is_completed_nex
     svc.stores.graph.run = HalfThenFail(real)
     with pytest.raises(WriteIncomplete) as info:
         svc.remember(scope, ENTITIES, FACTS)
-    assert "completes it" in info.value.message
+    assert "completes it" in info.value.message and info.value.details["recorded"] is True
     partial = facts_of(svc.stores.graph, scope, [f"e{i}" for i in range(10)], ["depends_on"], "out")
     assert 0 < len(partial) < len(FACTS)  # what a non-transactional server can be left with
     assert svc.stores.journal.count_pending() == 1
@@ -112,8 +112,11 @@ def test_while_the_graph_cannot_take_the_journaled_write_nothing_else_is_written
     with pytest.raises(WriteIncomplete):
         svc.remember(scope, ENTITIES, FACTS)
     failing.seen, failing.nth = 0, 1  # still failing on the replay
-    with pytest.raises(WriteIncomplete, match="earlier write is still incomplete"):
+    with pytest.raises(WriteIncomplete, match="earlier write is still incomplete") as info:
         svc.remember(scope, [{"id": "later", "name": "later"}])
+    # over the network the caller is told this one was not recorded (send it again), not "completed later"
+    assert info.value.details["recorded"] is False
+    assert "not recorded" in info.value.to_dict()["message"]
     svc.stores.graph.run = real
     assert "later" not in {h.id for h in stored_hashes(svc.stores.graph, scope)}
     assert svc.recover()["writes_completed"] == 1

@@ -1,0 +1,314 @@
+"""Bounded soak of `graphctx serve` on the embedded default: N concurrent HTTP clients on loopback, a
+share of them writing (`remember`: one entity and one fact a call), the rest reading (recall, explain),
+for a bounded time. Every 30 s the server's RSS and open file descriptors are sampled; latencies are
+reported per minute (median, p95). Afterwards the server is stopped and every acknowledged write is
+checked in the graph, the lexical index and the vector index. With `--modes on,off` the same load runs
+twice side by side, group commit on and off (GRAPHCTX_GROUP_COMMIT), each on a fresh data directory.
+
+    python bench/soak.py --duration 180 --modes on,off --write
+
+Results go to docs/results.md only with --write. Exits 1 on an error, a lost write or a stuck client.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+from _report import header, percentile, write_section
+from service_load import SCOPE, free_port, prepare, start_server, stop_server
+
+from graphctx.cli import DEMO_QUERIES
+from graphctx.demo import sample_path
+from graphctx.kernel.reads import batches
+from graphctx.kernel.templates import ENTITY_GET, EntityGetParams
+from graphctx.service import ContextService
+from graphctx.settings import Settings
+
+SAMPLE_S = 30.0
+EXPLAIN_SHARE = 0.3
+SHED = "over_capacity"
+"""The served surface's admission control refusing a request past its concurrency limit (a typed 503
+with Retry-After): counted apart from errors."""
+
+
+@dataclass
+class Run:
+    mode: str
+    started: float = field(default_factory=time.monotonic)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    calls: list[tuple[float, str, float]] = field(default_factory=list)
+    """(seconds since start, read|write, ms) of each successful call."""
+    errors: dict[str, int] = field(default_factory=dict)
+    acked: list[str] = field(default_factory=list)
+    samples: list[tuple[float, int, int]] = field(default_factory=list)
+    """(seconds since start, RSS bytes, open fds) of the server."""
+
+    def ok(self, kind: str, ms: float, written: str | None = None) -> None:
+        with self.lock:
+            self.calls.append((time.monotonic() - self.started, kind, ms))
+            if written:
+                self.acked.append(written)
+
+    def error(self, what: str) -> None:
+        with self.lock:
+            self.errors[what] = self.errors.get(what, 0) + 1
+
+
+def _code(response: httpx.Response) -> str:
+    try:
+        return str(response.json()["error"]["code"])
+    except (ValueError, KeyError, TypeError):
+        return "?"
+
+
+def writer(http: httpx.Client, run: Run, index: int, ids: list[str], stop_at: float) -> None:
+    rng = random.Random(index)
+    n = 0
+    while time.monotonic() < stop_at:
+        n += 1
+        eid = f"soak-{index}-{n}"
+        body = {
+            "entities": [
+                {
+                    "id": eid,
+                    "type": "note",
+                    "name": f"soak note {index} {n}",
+                    "summary": f"soakmark{index}x{n} written by client {index} of the soak",
+                }
+            ],
+            "facts": [{"subject_id": eid, "predicate": "relates_to", "object_id": rng.choice(ids)}],
+        }
+        started = time.perf_counter()
+        try:
+            response = http.post("/v1/remember", json=body)
+        except httpx.HTTPError as exc:
+            run.error(f"remember {type(exc).__name__}")
+            continue
+        ms = (time.perf_counter() - started) * 1000
+        if response.status_code == 200:
+            run.ok("write", ms, eid)
+        else:
+            run.error(f"remember HTTP {response.status_code} {_code(response)}")
+
+
+def reader(http: httpx.Client, run: Run, index: int, names: list[str], stop_at: float) -> None:
+    rng = random.Random(1000 + index)
+    queries = [*DEMO_QUERIES, *names]
+    while time.monotonic() < stop_at:
+        if rng.random() < EXPLAIN_SHARE:
+            op, body = "explain", {"name": rng.choice(names)}
+        else:
+            op, body = "recall", {"query": rng.choice(queries), "depth": rng.choice((1, 1, 2))}
+        started = time.perf_counter()
+        try:
+            response = http.post(f"/v1/{op}", json=body)
+        except httpx.HTTPError as exc:
+            run.error(f"{op} {type(exc).__name__}")
+            continue
+        ms = (time.perf_counter() - started) * 1000
+        # an ambiguous demo name and an envelope over the default budget are typed, correct answers
+        if response.status_code in {200, 409}:
+            run.ok("read", ms)
+        else:
+            run.error(f"{op} HTTP {response.status_code} {_code(response)}")
+
+
+def sampler(pid: int, run: Run, stop: threading.Event, every: float) -> None:
+    while True:
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+            rss = next(
+                int(line.split()[1]) * 1024 for line in status.splitlines() if line.startswith("VmRSS")
+            )
+            fds = len(os.listdir(f"/proc/{pid}/fd"))
+            run.samples.append((time.monotonic() - run.started, rss, fds))
+        except (OSError, StopIteration):
+            pass
+        if stop.wait(every):
+            return
+
+
+def check_writes(data_dir: Path, embedder: str, acked: list[str]) -> dict[str, int]:
+    """Acknowledged writes missing from each store, read after the server stopped."""
+    settings = Settings(data_dir=data_dir, embedder=embedder)
+    with ContextService.open(settings, mode="read") as service:
+        in_graph: set[str] = set()
+        for ids in batches(acked, 1000):
+            found = service.stores.graph.run(ENTITY_GET, SCOPE, EntityGetParams(ids=tuple(ids)))
+            in_graph.update(e.id for e in found.entities)
+        lexical = service.stores.lexical.hashes(SCOPE)
+        vector = service.stores.vector.hashes(SCOPE) if service.stores.vector is not None else {}
+    wanted = set(acked)
+    return {
+        "graph": len(wanted - in_graph),
+        "lexical": len(wanted - set(lexical)),
+        "vector": len(wanted - set(vector)),
+    }
+
+
+def soak(mode: str, work: Path, args: argparse.Namespace) -> tuple[Run, dict[str, int], int, int]:
+    data = work / mode / "data"
+    token, names, _ = prepare(data, args.embedder)
+    ids = [
+        r["id"]
+        for r in map(json.loads, sample_path().read_text("utf-8").splitlines())
+        if r.get("kind") == "entity"
+    ]
+    os.environ["GRAPHCTX_GROUP_COMMIT"] = "1" if mode == "on" else "0"
+    port = free_port()
+    proc = start_server(data, args.embedder, port)
+    writers = max(1, round(args.clients * args.write_share))
+    run = Run(mode)
+    stop = threading.Event()
+    try:
+        headers = {"Authorization": f"Bearer {token}"}
+        url = f"http://127.0.0.1:{port}"
+        stop_at = time.monotonic() + args.duration
+        run.started = time.monotonic()
+        watch = threading.Thread(target=sampler, args=(proc.pid, run, stop, args.sample), daemon=True)
+        watch.start()
+
+        def client(i: int) -> None:
+            with httpx.Client(base_url=url, headers=headers, timeout=60.0) as http:
+                if i < writers:
+                    writer(http, run, i, ids, stop_at)
+                else:
+                    reader(http, run, i, names, stop_at)
+
+        threads = [threading.Thread(target=client, args=(i,)) for i in range(args.clients)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(args.duration + 120)
+        stuck = sum(t.is_alive() for t in threads)
+        stop.set()
+        watch.join(5)
+    finally:
+        stop.set()
+        exit_status = stop_server(proc)
+    missing = check_writes(data, args.embedder, run.acked)
+    return run, missing, stuck, exit_status
+
+
+def _minutes(run: Run, duration: float) -> list[str]:
+    rows = []
+    minutes = max(1, round(duration / 60))
+
+    def minute_of(t: float) -> int:  # calls answered after the end count in the last minute
+        return min(int(t // 60), minutes - 1)
+
+    for minute in range(minutes):
+        reads = [ms for t, k, ms in run.calls if k == "read" and minute_of(t) == minute]
+        writes = [ms for t, k, ms in run.calls if k == "write" and minute_of(t) == minute]
+        rows.append(
+            f"| {run.mode} | {minute + 1} | {len(reads):,} | {percentile(reads, 0.5):.0f} / "
+            f"{percentile(reads, 0.95):.0f} | {len(writes):,} | {percentile(writes, 0.5):.0f} / "
+            f"{percentile(writes, 0.95):.0f} |"
+        )
+    return rows
+
+
+def _memory(run: Run, warmup: float) -> tuple[str, float]:
+    if not run.samples:
+        return "no samples", float("nan")
+    warm = [s for s in run.samples if s[0] >= warmup] or run.samples
+    first, last = warm[0], run.samples[-1]
+    growth = (last[1] - first[1]) / first[1] * 100
+    series = ", ".join(f"{t:.0f} s: {rss / 2**20:.0f} MiB / {fds} fds" for t, rss, fds in run.samples)
+    return series, growth
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--clients", type=int, default=32)
+    parser.add_argument("--write-share", type=float, default=0.25, help="Share of the clients that write.")
+    parser.add_argument("--duration", type=float, default=180.0, help="Seconds of load per mode.")
+    parser.add_argument("--sample", type=float, default=SAMPLE_S, help="Seconds between RSS / fd samples.")
+    parser.add_argument("--warmup", type=float, default=30.0, help="RSS growth is measured from here on.")
+    parser.add_argument("--modes", default="on,off", help="Group commit on, off, or both (on,off).")
+    parser.add_argument("--embedder", default="wordllama")
+    parser.add_argument("--write", action="store_true", help="Write the results to docs/results.md.")
+    args = parser.parse_args()
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    if not modes or any(m not in ("on", "off") for m in modes):
+        raise SystemExit("--modes takes on, off or on,off")
+
+    work = Path(tempfile.mkdtemp(prefix="graphctx-soak-"))
+    results = []
+    try:
+        for mode in modes:
+            results.append(soak(mode, work, args))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    summary_rows, minute_rows, memory_lines = [], [], []
+    failed = False
+    for run, missing, stuck, exit_status in results:
+        reads = [ms for _, k, ms in run.calls if k == "read"]
+        writes = [ms for _, k, ms in run.calls if k == "write"]
+        series, growth = _memory(run, args.warmup)
+        shed = sum(v for k, v in run.errors.items() if SHED in k)
+        errors = sum(run.errors.values()) - shed
+        lost = max(missing.values())
+        failed |= bool(errors or lost or stuck)
+        summary_rows.append(
+            f"| {run.mode} | {len(reads):,} | {percentile(reads, 0.5):.0f} / {percentile(reads, 0.95):.0f} | "
+            f"{len(writes):,} | {len(writes) / args.duration:.1f} | {percentile(writes, 0.5):.0f} / "
+            f"{percentile(writes, 0.95):.0f} / {percentile(writes, 0.99):.0f} | {errors} | {shed} | "
+            f"{missing['graph']} / {missing['lexical']} / {missing['vector']} | {growth:+.1f} % |"
+        )
+        minute_rows += _minutes(run, args.duration)
+        error_text = ", ".join(f"{k}: {v}" for k, v in sorted(run.errors.items())) or "none"
+        memory_lines.append(
+            f"- group commit {run.mode}: RSS / open fds every {args.sample:g} s: {series}; "
+            f"errors: {error_text}; "
+            f"clients stuck: {stuck}; server exit status after SIGTERM: {exit_status}"
+        )
+    writers = max(1, round(args.clients * args.write_share))
+    command = (
+        f"python bench/soak.py --clients {args.clients} --write-share {args.write_share:g} "
+        f"--duration {args.duration:g} --modes {','.join(modes)} --write"
+    )
+    body = (
+        "### Soak: `graphctx serve` under mixed reads and writes (embedded default)\n\n"
+        + header(
+            command,
+            f"the demo memory, embedder {args.embedder}; {args.clients} clients on loopback (one keep-alive "
+            f"httpx connection each), {writers} writing (`remember`: one entity + one fact a call, as fast "
+            f"as answered), the others reading ({int((1 - EXPLAIN_SHARE) * 100)} % recall, "
+            f"{int(EXPLAIN_SHARE * 100)} % explain); {args.duration:g} s per mode, modes run one after the "
+            "other, each on a fresh data directory",
+        )
+        + "\nLatency is measured by the client around each request. Shed requests are the served surface's "
+        "typed 503 `over_capacity` (admission control, docs/operations.md), counted apart. Lost writes "
+        "are acknowledged writes "
+        "missing afterwards from the graph / lexical / vector store. RSS growth is from the first sample "
+        f"after {args.warmup:g} s to the last. The server and all clients share the machine's 2 cores "
+        "(and other engineers' jobs), so compare the modes with each other, not with other tables.\n\n"
+        "| group commit | reads | read p50 / p95 ms | writes | writes/s | write p50 / p95 / p99 ms | "
+        "errors | shed (503) | lost (graph / lexical / vector) | RSS growth after warm-up |\n"
+        "|---|---|---|---|---|---|---|---|---|---|\n" + "\n".join(summary_rows) + "\n\nPer minute:\n\n"
+        "| group commit | minute | reads | read p50 / p95 ms | writes | write p50 / p95 ms |\n"
+        "|---|---|---|---|---|---|\n" + "\n".join(minute_rows) + "\n\n" + "\n".join(memory_lines) + "\n"
+    )
+    print(body)
+    if args.write:
+        write_section("soak", body)
+    if failed:
+        raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    main()
