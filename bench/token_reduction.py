@@ -130,22 +130,56 @@ def parse_at(card: dict[str, Any]) -> tuple[str | None, int | None, int | None]:
 # -- report -------------------------------------------------------------------------------------
 
 
-def envelope_share(envs: list[dict[str, Any]]) -> str:
-    """How much of graphctx's answers is the envelope around the cards."""
+ENTRY_SECTIONS = ("callers", "callees", "tests")
+
+
+def _field_bytes(key: str, value: Any) -> int:
+    """What one `"key":value` member costs in the canonical JSON (its share of ceil(bytes / 4))."""
+    return len(dumps({key: value}).encode("utf-8")) - 2
+
+
+def token_split(envs: list[dict[str, Any]]) -> str:
+    """Where graphctx's tokens go, per field of the answer: the envelope's members, the definition
+    card's, and the entries' (name, `at`, call lines, test mark) of each direction."""
     answered = [e for e in envs if "subject" in e]
     if not answered:
         return ""
     total = sum(tokens_of(e) for e in answered)
-    cards = sum(
-        tokens_of({k: e.get(k) for k in ("subject", "callers", "callees", "tests")}) for e in answered
-    )
-    subject = sum(tokens_of({"subject": e.get("subject")}) for e in answered)
-    tests = sum(tokens_of({"tests": e.get("tests")}) for e in answered)
+    parts: Counter[tuple[str, str]] = Counter()
+    for env in answered:
+        for key, value in env.items():
+            if key == "subject":
+                for k, v in value.items():
+                    parts[("definition card", k)] += _field_bytes(k, v)
+            elif key in ENTRY_SECTIONS:
+                parts[(f"`{key}` entries", "(list punctuation)")] += _field_bytes(key, value)
+                for card in value:
+                    for k, v in card.items():
+                        parts[(f"`{key}` entries", k)] += _field_bytes(k, v)
+                        parts[(f"`{key}` entries", "(list punctuation)")] -= _field_bytes(k, v)
+            else:
+                parts[("envelope", key)] += _field_bytes(key, value)
+    groups: Counter[str] = Counter()
+    for (group, _), b in parts.items():
+        groups[group] += b
+    n = len(answered)
+    lines = [
+        "| part | field | tokens | per answer | share |",
+        "|---|---|---|---|---|",
+    ]
+    for group, gb in groups.most_common():
+        lines.append(f"| **{group}** | (all) | {gb / 4:,.0f} | {gb / 4 / n:.1f} | {gb / 4 / total:.1%} |")
+        for (g, k), b in sorted(parts.items(), key=lambda kv: -kv[1]):
+            if g == group and b > 0:
+                label = k if k.startswith("(") else f"`{k}`"
+                lines.append(f"| | {label} | {b / 4:,.0f} | {b / 4 / n:.1f} | {b / 4 / total:.1%} |")
     return (
-        f"\nOf graphctx's {total:,} tokens, {total - cards:,} ({(total - cards) / len(answered):.0f} per "
-        "answer) are the envelope (scope, provenance, budget, counts, omissions, timings), "
-        f"{subject:,} the definition cards, {tests:,} the `tests` sections (tests that reach the symbol "
-        "other than by calling it) and the rest the caller and callee entries.\n"
+        f"\nWhere graphctx's {total:,} tokens over {n} answers go, per field (bytes / 4 of each "
+        '`"key":value` member; the remainder is the JSON\'s own braces and commas). Only the '
+        "definition's file and range and the names of the callers and callees are scored; `at` and the "
+        "call lines are what lets an agent open the right lines without reading the file.\n\n"
+        + "\n".join(lines)
+        + "\n"
     )
 
 
@@ -440,7 +474,7 @@ def main() -> None:
             "### Aggregate\n",
             aggregate_table(table_rows),
             "",
-            envelope_share([e for seed in sets for e in envs[seed]]),
+            token_split([e for seed in sets for e in envs[seed]]),
             "### Per question (recall / precision as found / ground truth and found / returned)\n",
             *per_seed,
             "### Every miss, explained\n",
