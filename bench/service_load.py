@@ -3,9 +3,14 @@ minimal FastAPI endpoint (bench/_fastapi_floor.py, uvicorn with the same worker 
 load client (threads, one keep-alive httpx connection each) at 1 / 8 / 32 clients, on the demo memory
 and on a synthetic store of --entities entities. Reports req/s, p50/p95/p99, errors, the servers' own
 CPU per request, and the ceiling "cores ÷ in-process CPU per call" (the same request mix called on
-ContextService in this process, no HTTP). Prints; writes docs/results.md only with --write.
+ContextService, no HTTP). Prints; writes docs/results.md only with --write.
+
+`--baseline DIR` puts another source tree of graphctx (for example `git archive main | tar -x -C DIR`)
+beside this one in the same run: its servers and its CPU per call run from DIR's code (through a
+symlinked package layout, as .ci/layout builds it) on the same stores, interleaved with this tree's.
 
     python bench/service_load.py --entities 10000 --duration 8 --write
+    python bench/service_load.py --baseline /tmp/graphctx-main --write
 """
 
 from __future__ import annotations
@@ -116,6 +121,45 @@ def request(rng: random.Random, store: Store) -> tuple[str, dict[str, object]]:
     return "recall", {"query": rng.choice(store.queries), "depth": rng.choice((1, 1, 2))}
 
 
+def layout(tree: Path) -> Path:
+    """A directory to put on PYTHONPATH so that `import graphctx` is `tree`'s code (core/ with
+    adapters/ and contracts/ inside, out of symlinks, as .ci/layout builds it)."""
+    root = Path(tempfile.mkdtemp(prefix="graphctx-baseline-layout-"))
+    package = root / "graphctx"
+    package.mkdir()
+    for entry in (tree / "core").iterdir():
+        (package / entry.name).symlink_to(entry.resolve())
+    for name in ("adapters", "contracts"):
+        (package / name).symlink_to((tree / name).resolve())
+    return root
+
+
+def install_env(pythonpath: Path | None) -> dict[str, str]:
+    env = dict(os.environ)
+    if pythonpath is not None:
+        env["PYTHONPATH"] = str(pythonpath)
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def cpu_per_call(store: Store, embedder: str, calls: int, pythonpath: Path | None) -> float:
+    """in_process_cpu_ms in a fresh process of the install (this tree's, or the baseline's)."""
+    spec = {
+        "data_dir": str(store.data_dir), "tenant": store.scope.tenant_id,
+        "namespace": store.scope.namespace, "names": store.names, "queries": store.queries,
+        "embedder": embedder, "calls": calls,
+    }  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--cpu-per-call", json.dumps(spec)],
+        env=install_env(pythonpath),
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=BENCH,
+    )
+    return float(out.stdout.strip().splitlines()[-1])
+
+
 def in_process_cpu_ms(store: Store, embedder: str, calls: int) -> float:
     """Process CPU per call of the same request mix called on the service directly (every thread of
     this process counted, the dense leg's included), after a short warm-up."""
@@ -155,9 +199,12 @@ def _tree_cpu_s(pid: int) -> float:
     return total
 
 
-def start(kind: str, workers: int, store: Store, embedder: str, port: int) -> subprocess.Popen[bytes]:
+def start(
+    kind: str, workers: int, store: Store, embedder: str, port: int, pythonpath: Path | None = None
+) -> subprocess.Popen[bytes]:
     if kind == "graphctx":
-        env = {**os.environ, "GRAPHCTX_DATA_DIR": str(store.data_dir), "GRAPHCTX_EMBEDDER": embedder}
+        env = {**install_env(pythonpath), "GRAPHCTX_DATA_DIR": str(store.data_dir)}
+        env["GRAPHCTX_EMBEDDER"] = embedder
         cmd = [sys.executable, "-m", "graphctx.cli", "serve", "--port", str(port)]
         cmd += ["--workers", str(workers), "--log-level", "warning"]
     else:
@@ -269,50 +316,58 @@ def load(url: str, store: Store, clients: int, duration: float, pid: int) -> dic
     }
 
 
-def measure(store: Store, args: argparse.Namespace) -> tuple[str, bool]:
-    cpu_ms = in_process_cpu_ms(store, args.embedder, args.calls)
+def measure(store: Store, args: argparse.Namespace, installs: dict[str, Path | None]) -> tuple[str, bool]:
     cores = os.cpu_count() or 1
-    ceiling = cores * 1000 / cpu_ms
+    cpu_ms = {name: cpu_per_call(store, args.embedder, args.calls, path) for name, path in installs.items()}
     got: dict[tuple[str, int, int], dict[str, object]] = {}
     exits: list[str] = []
+    servers = [(name, path) for name, path in installs.items()] + [("FastAPI floor", None)]
     for workers in args.workers:
-        for kind in ("graphctx", "fastapi"):
+        for name, path in servers:
+            kind = "fastapi" if name == "FastAPI floor" else "graphctx"
             port = free_port()
             url = f"http://127.0.0.1:{port}"
-            proc = start(kind, workers, store, args.embedder, port)
+            proc = start(kind, workers, store, args.embedder, port, path)
             try:
                 warm = connect(url, store)
                 client(warm, store, 0, time.monotonic() + args.warmup, Results())
                 warm.close()
                 for n in args.clients:
-                    got[(kind, workers, n)] = load(url, store, n, args.duration, proc.pid)
-                    print(kind, workers, n, got[(kind, workers, n)], flush=True)
+                    got[(name, workers, n)] = load(url, store, n, args.duration, proc.pid)
+                    print(name, workers, n, got[(name, workers, n)], flush=True)
             finally:
                 status = stop(proc)
             if status not in (0, -15):
-                exits.append(f"{kind} --workers {workers}: exit status {status}")
+                exits.append(f"{name} --workers {workers}: exit status {status}")
     rows = []
     bad = bool(exits)
     for workers in args.workers:
         for n in args.clients:
-            ours, floor = got[("graphctx", workers, n)], got[("fastapi", workers, n)]
-            p50, p95, p99 = ours["p"]  # type: ignore[misc]
-            kinds = ", ".join(f"{k}: {v}" for k, v in sorted(ours["error_kinds"].items()))  # type: ignore[attr-defined]
-            bad = bad or bool(ours["errors"]) or bool(ours["stuck"])
-            rows.append(
-                f"| {workers} | {n} | {ours['rps']:,.0f} | {p50:.1f} / {p95:.1f} / {p99:.1f} | "
-                f"{ours['errors']}{f' ({kinds})' if kinds else ''} | {ours['server_cpu_ms']:.1f} | "
-                f"{floor['rps']:,.0f} | {ours['rps'] / floor['rps']:.2f} | "  # type: ignore[operator]
-                f"{ours['rps'] / ceiling:.2f} | {ours['load']:.1f} |"  # type: ignore[operator]
-            )
+            floor = got[("FastAPI floor", workers, n)]
+            for name in installs:
+                ours = got[(name, workers, n)]
+                ceiling = cores * 1000 / cpu_ms[name]
+                p50, p95, p99 = ours["p"]  # type: ignore[misc]
+                kinds = ", ".join(f"{k}: {v}" for k, v in sorted(ours["error_kinds"].items()))  # type: ignore[attr-defined]
+                bad = bad or bool(ours["errors"]) or bool(ours["stuck"])
+                rows.append(
+                    f"| {name} | {workers} | {n} | {ours['rps']:,.0f} | {p50:.1f} / {p95:.1f} / {p99:.1f} | "
+                    f"{ours['errors']}{f' ({kinds})' if kinds else ''} | {ours['server_cpu_ms']:.1f} | "
+                    f"{floor['rps']:,.0f} | {ours['rps'] / floor['rps']:.2f} | "  # type: ignore[operator]
+                    f"{ours['rps'] / ceiling:.2f} | {ours['load']:.1f} |"  # type: ignore[operator]
+                )
+    cpu_text = "; ".join(
+        f"{name}: {ms:.2f} ms, cores ÷ CPU per call = {cores} ÷ {ms:.2f} ms = "
+        f"**{cores * 1000 / ms:,.0f} req/s**"
+        for name, ms in cpu_ms.items()
+    )
     text = (
         f"#### {store.label} ({store.entities:,} entities in one scope)\n\n"
-        f"In-process CPU per call (same mix on ContextService, no HTTP, mean of {args.calls} calls "
-        f"after 20 warm-up calls): {cpu_ms:.2f} ms, so cores ÷ CPU per call = {cores} ÷ {cpu_ms:.2f} ms = "
-        f"**{ceiling:,.0f} req/s**.\n\n"
-        "| workers | clients | graphctx req/s | p50 / p95 / p99 ms | errors | server CPU ms / req | "
-        "FastAPI floor req/s | ÷ floor | ÷ ceiling | load avg |\n"
-        "|---:|---:|---:|---|---|---:|---:|---:|---:|---:|\n" + "\n".join(rows) + "\n"
+        f"In-process CPU per call (same mix on ContextService in a fresh process, no HTTP, mean of "
+        f"{args.calls} calls after 20 warm-up calls): {cpu_text}.\n\n"
+        "| install | workers | clients | graphctx req/s | p50 / p95 / p99 ms | errors | "
+        "server CPU ms / req | FastAPI floor req/s | ÷ floor | ÷ ceiling | load avg |\n"
+        "|---|---:|---:|---:|---|---|---:|---:|---:|---:|---:|\n" + "\n".join(rows) + "\n"
     )
     if exits:
         text += "\n- " + "; ".join(exits) + "\n"
@@ -331,10 +386,25 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=300, help="In-process calls for the CPU per call.")
     parser.add_argument("--embedder", default="wordllama")
     parser.add_argument("--write", action="store_true", help="write the section into docs/results.md")
+    parser.add_argument(
+        "--baseline", type=Path, help="another graphctx source tree measured beside this one (see above)"
+    )
+    parser.add_argument("--cpu-per-call", help=argparse.SUPPRESS)  # the child of cpu_per_call
     args = parser.parse_args()
+    if args.cpu_per_call:
+        spec = json.loads(args.cpu_per_call)
+        store = Store(
+            "", Path(spec["data_dir"]), Scope(spec["tenant"], spec["namespace"]), [], spec["names"],
+            spec["queries"], 0,
+        )  # fmt: skip
+        print(in_process_cpu_ms(store, spec["embedder"], spec["calls"]))
+        return
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the servers on the way out
 
     work = Path(tempfile.mkdtemp(prefix="graphctx-service-load-"))
+    installs: dict[str, Path | None] = {"this tree": None}
+    if args.baseline:
+        installs["baseline"] = layout(args.baseline)
     parts, bad = [], False
     load_start = os.getloadavg()
     try:
@@ -342,12 +412,14 @@ def main() -> None:
         if args.entities:
             stores.append(synthetic_store(work / "synthetic", args.embedder, args.entities))
         for store in stores:
-            text, failed = measure(store, args)
+            text, failed = measure(store, args, installs)
             print(text, flush=True)
             parts.append(text)
             bad = bad or failed
     finally:
         shutil.rmtree(work, ignore_errors=True)
+        if installs.get("baseline"):
+            shutil.rmtree(installs["baseline"], ignore_errors=True)  # type: ignore[arg-type]
     command = "python bench/service_load.py " + " ".join(sys.argv[1:])
     body = (
         "### HTTP API under concurrent load "
