@@ -1,8 +1,16 @@
-"""Load on the HTTP API: `graphctx serve` as a subprocess on loopback with the demo memory, N concurrent
-clients (threads, one httpx connection each) sending mixed recall / explain requests for a bounded
-time. Reports throughput, p50/p95/p99 and errors, and writes its section of docs/results.md.
+"""Load on the HTTP API, side by side in one run: `graphctx serve --workers N` (N = 1 and 2) beside a
+minimal FastAPI endpoint (bench/_fastapi_floor.py, uvicorn with the same worker count) under the same
+load client (threads, one keep-alive httpx connection each) at 1 / 8 / 32 clients, on the demo memory
+and on a synthetic store of --entities entities. Reports req/s, p50/p95/p99, errors, the servers' own
+CPU per request, and the ceiling "cores ÷ in-process CPU per call" (the same request mix called on
+ContextService, no HTTP). Prints; writes docs/results.md only with --write.
 
-    python bench/service_load.py --clients 8 --duration 20
+`--baseline DIR` puts another source tree of graphctx (for example `git archive main | tar -x -C DIR`)
+beside this one in the same run: its servers and its CPU per call run from DIR's code (through a
+symlinked package layout, as .ci/layout builds it) on the same stores, interleaved with this tree's.
+
+    python bench/service_load.py --entities 10000 --duration 8 --write
+    python bench/service_load.py --baseline /tmp/graphctx-main --write
 """
 
 from __future__ import annotations
@@ -12,28 +20,44 @@ import json
 import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
-from _report import header, summary, write_section
+from _report import header, percentile, write_section
+from recall_latency import make_scope_data, queries, vocabulary
 
 from graphctx import registry
 from graphctx.auth import Principal
 from graphctx.cli import DEMO_QUERIES
 from graphctx.demo import sample_path
+from graphctx.errors import GraphctxError
 from graphctx.scope import Scope
 from graphctx.service import ContextService
 from graphctx.settings import Settings
 
 START_TIMEOUT_S = 90.0
 STOP_TIMEOUT_S = 20.0
-SCOPE = Scope("demo", "default")
 EXPLAIN_SHARE = 0.3
+BENCH = Path(__file__).resolve().parent
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class Store:
+    label: str
+    data_dir: Path
+    scope: Scope
+    tokens: list[str]
+    names: list[str]
+    queries: list[str]
+    entities: int
 
 
 def free_port() -> int:
@@ -44,45 +68,170 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def prepare(data_dir: Path, embedder: str) -> tuple[str, list[str], int]:
-    """Load the demo memory and create a key, then close every store before the server opens them."""
+KEYS = 32
+"""One API key per client (up to 32): each key may have 16 requests in flight (the default
+GRAPHCTX_HTTP_MAX_REQUESTS_PER_KEY); 32 clients on one key would measure that limit, not the server."""
+
+
+def _keys(settings: Settings, scope: Scope) -> list[str]:
+    keys = registry.factory("keys", settings.key_store_backend)(settings)
+    try:
+        return [
+            keys.create(Principal(f"service-load-{i}", scope.tenant_id, (scope.namespace,))).token
+            for i in range(KEYS)
+        ]
+    finally:
+        keys.close()
+
+
+def demo_store(data_dir: Path, embedder: str) -> Store:
+    """The demo memory and a key; every store is closed before a server opens them."""
+    scope = Scope("demo", "default")
     settings = Settings(data_dir=data_dir, embedder=embedder)
     with ContextService.open(settings) as service, sample_path().open(encoding="utf-8") as fh:
-        service.remember_jsonl(SCOPE, fh)
+        service.remember_jsonl(scope, fh)
     names = [
         record["name"]
         for record in map(json.loads, sample_path().read_text(encoding="utf-8").splitlines())
         if record.get("kind") == "entity"
     ]
-    keys = registry.factory("keys", settings.key_store_backend)(settings)
-    try:
-        token = keys.create(Principal("service-load", SCOPE.tenant_id, (SCOPE.namespace,))).token
-    finally:
-        keys.close()
-    return token, names, len(names)
+    asked = [*DEMO_QUERIES, *names, "who is on call for payments", "what changed in checkout"]
+    return Store("demo memory", data_dir, scope, _keys(settings, scope), names, asked, len(names))
 
 
-def start_server(data_dir: Path, embedder: str, port: int) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "GRAPHCTX_DATA_DIR": str(data_dir), "GRAPHCTX_EMBEDDER": embedder}
-    cmd = [sys.executable, "-m", "graphctx.cli", "serve", "--port", str(port), "--log-level", "warning"]
+def synthetic_store(data_dir: Path, embedder: str, size: int) -> Store:
+    """bench/recall_latency.py's synthetic memory: `size` entities and 3 facts each in one scope."""
+    scope = Scope("tenant-0")
+    rng = random.Random(size)
+    entities, facts = make_scope_data(random.Random(size * 100), vocabulary(rng), size)
+    settings = Settings(data_dir=data_dir, embedder=embedder)
+    with ContextService.open(settings) as service:
+        for i in range(0, len(entities), 50_000):
+            service.remember(scope, entities[i : i + 50_000])
+        for i in range(0, len(facts), 50_000):
+            service.remember(scope, facts=facts[i : i + 50_000])
+    names = [e["name"] for e in entities[:2000]]
+    asked = queries(random.Random(1), entities, 300)
+    return Store(f"{size:,}-entity store", data_dir, scope, _keys(settings, scope), names, asked, size)
+
+
+def request(rng: random.Random, store: Store) -> tuple[str, dict[str, object]]:
+    if rng.random() < EXPLAIN_SHARE:
+        return "explain", {"name": rng.choice(store.names)}
+    return "recall", {"query": rng.choice(store.queries), "depth": rng.choice((1, 1, 2))}
+
+
+def layout(tree: Path) -> Path:
+    """A directory to put on PYTHONPATH so that `import graphctx` is `tree`'s code (core/ with
+    adapters/ and contracts/ inside, out of symlinks, as .ci/layout builds it)."""
+    root = Path(tempfile.mkdtemp(prefix="graphctx-baseline-layout-"))
+    package = root / "graphctx"
+    package.mkdir()
+    for entry in (tree / "core").iterdir():
+        (package / entry.name).symlink_to(entry.resolve())
+    for name in ("adapters", "contracts"):
+        (package / name).symlink_to((tree / name).resolve())
+    return root
+
+
+def install_env(pythonpath: Path | None) -> dict[str, str]:
+    env = dict(os.environ)
+    if pythonpath is not None:
+        env["PYTHONPATH"] = str(pythonpath)
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def cpu_per_call(store: Store, embedder: str, calls: int, pythonpath: Path | None) -> float:
+    """in_process_cpu_ms in a fresh process of the install (this tree's, or the baseline's)."""
+    spec = {
+        "data_dir": str(store.data_dir), "tenant": store.scope.tenant_id,
+        "namespace": store.scope.namespace, "names": store.names, "queries": store.queries,
+        "embedder": embedder, "calls": calls,
+    }  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--cpu-per-call", json.dumps(spec)],
+        env=install_env(pythonpath),
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=BENCH,
+    )
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def in_process_cpu_ms(store: Store, embedder: str, calls: int) -> float:
+    """Process CPU per call of the same request mix called on the service directly (every thread of
+    this process counted, the dense leg's included), after a short warm-up."""
+    rng = random.Random(7)
+    with ContextService.open(Settings(data_dir=store.data_dir, embedder=embedder)) as service:
+
+        def one() -> None:
+            op, body = request(rng, store)
+            try:
+                if op == "explain":
+                    service.explain(store.scope, str(body["name"]))
+                else:
+                    service.recall(store.scope, str(body["query"]), depth=int(body["depth"]))  # type: ignore[call-overload]
+            except GraphctxError:
+                pass  # an ambiguous name or a budget refusal still cost the work
+
+        for _ in range(20):
+            one()
+        cpu = time.process_time()
+        for _ in range(calls):
+            one()
+        return (time.process_time() - cpu) * 1000 / calls
+
+
+def _tree_cpu_s(pid: int) -> float:
+    """utime + stime of a process and its live descendants (the server and its workers)."""
+    total, todo = 0.0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / TICK
+            for task in Path(f"/proc/{p}/task").iterdir():
+                todo += [int(c) for c in (task / "children").read_text().split()]
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
+
+
+def start(
+    kind: str, workers: int, store: Store, embedder: str, port: int, pythonpath: Path | None = None
+) -> subprocess.Popen[bytes]:
+    if kind == "graphctx":
+        env = {**install_env(pythonpath), "GRAPHCTX_DATA_DIR": str(store.data_dir)}
+        env["GRAPHCTX_EMBEDDER"] = embedder
+        cmd = [sys.executable, "-m", "graphctx.cli", "serve", "--port", str(port)]
+        cmd += ["--workers", str(workers), "--log-level", "warning"]
+    else:
+        env = dict(os.environ)
+        cmd = [sys.executable, "-m", "uvicorn", "_fastapi_floor:app", "--app-dir", str(BENCH)]
+        cmd += ["--port", str(port), "--workers", str(workers), "--log-level", "warning", "--no-access-log"]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + START_TIMEOUT_S
     while True:
         if proc.poll() is not None:
-            raise SystemExit(f"`graphctx serve` exited with status {proc.returncode} before it was ready")
+            raise SystemExit(
+                f"{kind} --workers {workers} exited with status {proc.returncode} before it was ready"
+            )
         try:
             if httpx.get(url + "/readyz", timeout=2.0).status_code == 200:
+                time.sleep(0.5 if workers > 1 else 0.0)  # every reader up (they share the socket)
                 return proc
         except httpx.TransportError:
             pass
         if time.monotonic() > deadline:
-            stop_server(proc)
-            raise SystemExit(f"`graphctx serve` was not ready within {START_TIMEOUT_S:.0f} s")
+            stop(proc)
+            raise SystemExit(f"{kind} --workers {workers} was not ready within {START_TIMEOUT_S:.0f} s")
         time.sleep(0.1)
 
 
-def stop_server(proc: subprocess.Popen[bytes]) -> int:
+def stop(proc: subprocess.Popen[bytes]) -> int:
     proc.terminate()
     try:
         return proc.wait(STOP_TIMEOUT_S)
@@ -91,138 +240,212 @@ def stop_server(proc: subprocess.Popen[bytes]) -> int:
         return proc.wait(STOP_TIMEOUT_S)
 
 
+@dataclass
 class Results:
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.latency: dict[str, list[float]] = {"recall": [], "explain": []}
-        self.errors: dict[str, int] = {}
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    latency: list[float] = field(default_factory=list)
+    errors: dict[str, int] = field(default_factory=dict)
 
-    def ok(self, op: str, ms: float) -> None:
+    def ok(self, ms: float) -> None:
         with self.lock:
-            self.latency[op].append(ms)
+            self.latency.append(ms)
 
     def error(self, what: str) -> None:
         with self.lock:
             self.errors[what] = self.errors.get(what, 0) + 1
 
 
-def client(url: str, token: str, names: list[str], seed: int, stop_at: float, results: Results) -> None:
+def connect(url: str, store: Store, i: int = 0) -> httpx.Client:
+    """One client's keep-alive connection, opened (and its first request answered) before timing: a
+    new httpx.Client costs tens of ms of CPU, which 32 threads starting at once would count as load."""
+    http = httpx.Client(
+        base_url=url, headers={"Authorization": f"Bearer {store.tokens[i % KEYS]}"}, timeout=30.0
+    )
+    http.get("/readyz")
+    return http
+
+
+def client(http: httpx.Client, store: Store, seed: int, stop_at: float, results: Results) -> None:
     rng = random.Random(seed)
-    queries = [*DEMO_QUERIES, *names, "who is on call for payments", "what changed in checkout"]
-    headers = {"Authorization": f"Bearer {token}"}
-    with httpx.Client(base_url=url, headers=headers, timeout=30.0) as http:
-        while time.monotonic() < stop_at:
-            if rng.random() < EXPLAIN_SHARE:
-                op, body = "explain", {"name": rng.choice(names)}
-            else:
-                op, body = "recall", {"query": rng.choice(queries), "depth": rng.choice((1, 1, 2))}
-            started = time.perf_counter()
+    while time.monotonic() < stop_at:
+        op, body = request(rng, store)
+        started = time.perf_counter()
+        try:
+            response = http.post(f"/v1/{op}", json=body)
+        except httpx.HTTPError as exc:
+            results.error(type(exc).__name__)
+            continue
+        ms = (time.perf_counter() - started) * 1000
+        if response.status_code == 200 or (op == "explain" and response.status_code == 409):
+            results.ok(ms)  # an ambiguous name is a correct answer, not an error
+        else:
             try:
-                response = http.post(f"/v1/{op}", json=body)
-            except httpx.HTTPError as exc:
-                results.error(type(exc).__name__)
-                continue
-            ms = (time.perf_counter() - started) * 1000
-            if response.status_code == 200 or (op == "explain" and response.status_code == 409):
-                results.ok(op, ms)  # an ambiguous demo name is a correct answer, not an error
-            else:
-                try:
-                    code = response.json()["error"]["code"]
-                except (ValueError, KeyError, TypeError):
-                    code = "?"
-                results.error(f"{op} HTTP {response.status_code} {code}")
+                code = response.json()["error"]["code"]
+            except (ValueError, KeyError, TypeError):
+                code = "?"
+            results.error(f"{op} HTTP {response.status_code} {code}")
+
+
+def load(url: str, store: Store, clients: int, duration: float, pid: int) -> dict[str, object]:
+    results = Results()
+    https = [connect(url, store, i) for i in range(clients)]
+    stop_at = time.monotonic() + duration
+    threads = [
+        threading.Thread(target=client, args=(http, store, 1000 * clients + i, stop_at, results))
+        for i, http in enumerate(https)
+    ]
+    cpu, loadavg = _tree_cpu_s(pid), os.getloadavg()[0]
+    started = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(duration + 60)
+    elapsed = time.perf_counter() - started
+    server_cpu = _tree_cpu_s(pid) - cpu
+    for http in https:
+        http.close()
+    done = len(results.latency)
+    return {
+        "rps": done / elapsed,
+        "p": [percentile(results.latency, q) for q in (0.5, 0.95, 0.99)],
+        "errors": sum(results.errors.values()),
+        "error_kinds": dict(results.errors),
+        "stuck": sum(t.is_alive() for t in threads),
+        "server_cpu_ms": server_cpu * 1000 / done if done else float("nan"),
+        "load": loadavg,
+    }
+
+
+def measure(store: Store, args: argparse.Namespace, installs: dict[str, Path | None]) -> tuple[str, bool]:
+    cores = os.cpu_count() or 1
+    cpu_ms = {name: cpu_per_call(store, args.embedder, args.calls, path) for name, path in installs.items()}
+    got: dict[tuple[str, int, int], dict[str, object]] = {}
+    exits: list[str] = []
+    servers = [(name, path) for name, path in installs.items()] + [("FastAPI floor", None)]
+    for workers in args.workers:
+        for name, path in servers:
+            kind = "fastapi" if name == "FastAPI floor" else "graphctx"
+            port = free_port()
+            url = f"http://127.0.0.1:{port}"
+            proc = start(kind, workers, store, args.embedder, port, path)
+            try:
+                warm = connect(url, store)
+                client(warm, store, 0, time.monotonic() + args.warmup, Results())
+                warm.close()
+                for n in args.clients:
+                    got[(name, workers, n)] = load(url, store, n, args.duration, proc.pid)
+                    print(name, workers, n, got[(name, workers, n)], flush=True)
+            finally:
+                status = stop(proc)
+            if status not in (0, -15):
+                exits.append(f"{name} --workers {workers}: exit status {status}")
+    rows = []
+    bad = bool(exits)
+    for workers in args.workers:
+        for n in args.clients:
+            floor = got[("FastAPI floor", workers, n)]
+            for name in installs:
+                ours = got[(name, workers, n)]
+                ceiling = cores * 1000 / cpu_ms[name]
+                p50, p95, p99 = ours["p"]  # type: ignore[misc]
+                kinds = ", ".join(f"{k}: {v}" for k, v in sorted(ours["error_kinds"].items()))  # type: ignore[attr-defined]
+                bad = bad or bool(ours["errors"]) or bool(ours["stuck"])
+                rows.append(
+                    f"| {name} | {workers} | {n} | {ours['rps']:,.0f} | {p50:.1f} / {p95:.1f} / {p99:.1f} | "
+                    f"{ours['errors']}{f' ({kinds})' if kinds else ''} | {ours['server_cpu_ms']:.1f} | "
+                    f"{floor['rps']:,.0f} | {ours['rps'] / floor['rps']:.2f} | "  # type: ignore[operator]
+                    f"{ours['rps'] / ceiling:.2f} | {ours['load']:.1f} |"  # type: ignore[operator]
+                )
+    cpu_text = "; ".join(
+        f"{name}: {ms:.2f} ms, cores ÷ CPU per call = {cores} ÷ {ms:.2f} ms = "
+        f"**{cores * 1000 / ms:,.0f} req/s**"
+        for name, ms in cpu_ms.items()
+    )
+    text = (
+        f"#### {store.label} ({store.entities:,} entities in one scope)\n\n"
+        f"In-process CPU per call (same mix on ContextService in a fresh process, no HTTP, mean of "
+        f"{args.calls} calls after 20 warm-up calls): {cpu_text}.\n\n"
+        "| install | workers | clients | graphctx req/s | p50 / p95 / p99 ms | errors | "
+        "server CPU ms / req | FastAPI floor req/s | ÷ floor | ÷ ceiling | load avg |\n"
+        "|---|---:|---:|---:|---|---|---:|---:|---:|---:|---:|\n" + "\n".join(rows) + "\n"
+    )
+    if exits:
+        text += "\n- " + "; ".join(exits) + "\n"
+    return text, bad
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--clients", type=int, default=8)
-    parser.add_argument("--duration", type=float, default=20.0, help="Seconds of load (after warm-up).")
-    parser.add_argument("--warmup", type=float, default=2.0)
-    parser.add_argument("--baseline", type=float, default=5.0, help="Seconds of one client alone first.")
+    parser.add_argument("--clients", type=int, nargs="+", default=[1, 8, 32])
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--entities", type=int, default=10_000, help="Synthetic store size (0: demo only).")
+    parser.add_argument("--duration", type=float, default=8.0, help="Seconds of load per client count.")
+    parser.add_argument("--warmup", type=float, default=1.5)
+    parser.add_argument("--calls", type=int, default=300, help="In-process calls for the CPU per call.")
     parser.add_argument("--embedder", default="wordllama")
-    parser.add_argument("--no-write", action="store_true", help="Do not write docs/results.md.")
+    parser.add_argument("--write", action="store_true", help="write the section into docs/results.md")
+    parser.add_argument(
+        "--baseline", type=Path, help="another graphctx source tree measured beside this one (see above)"
+    )
+    parser.add_argument("--cpu-per-call", help=argparse.SUPPRESS)  # the child of cpu_per_call
     args = parser.parse_args()
+    if args.cpu_per_call:
+        spec = json.loads(args.cpu_per_call)
+        store = Store(
+            "", Path(spec["data_dir"]), Scope(spec["tenant"], spec["namespace"]), [], spec["names"],
+            spec["queries"], 0,
+        )  # fmt: skip
+        print(in_process_cpu_ms(store, spec["embedder"], spec["calls"]))
+        return
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the servers on the way out
 
     work = Path(tempfile.mkdtemp(prefix="graphctx-service-load-"))
+    installs: dict[str, Path | None] = {"this tree": None}
+    if args.baseline:
+        installs["baseline"] = layout(args.baseline)
+    parts, bad = [], False
+    load_start = os.getloadavg()
     try:
-        token, names, entities = prepare(work / "data", args.embedder)
-        port = free_port()
-        url = f"http://127.0.0.1:{port}"
-        proc = start_server(work / "data", args.embedder, port)
-        try:
-            warm = Results()
-            client(url, token, names, 0, time.monotonic() + args.warmup, warm)
-            baseline = Results()  # one client alone: the per-request cost without queueing
-            base_started = time.perf_counter()
-            client(url, token, names, 99, time.monotonic() + args.baseline, baseline)
-            base_elapsed = time.perf_counter() - base_started
-            results = Results()
-            load_before = os.getloadavg()[0]
-            stop_at = time.monotonic() + args.duration
-            threads = [
-                threading.Thread(target=client, args=(url, token, names, i + 1, stop_at, results))
-                for i in range(args.clients)
-            ]
-            started = time.perf_counter()
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join(args.duration + 60)
-            elapsed = time.perf_counter() - started
-            load_after = os.getloadavg()[0]
-            stuck = sum(t.is_alive() for t in threads)
-        finally:
-            exit_status = stop_server(proc)
+        stores = [demo_store(work / "demo", args.embedder)]
+        if args.entities:
+            stores.append(synthetic_store(work / "synthetic", args.embedder, args.entities))
+        for store in stores:
+            text, failed = measure(store, args, installs)
+            print(text, flush=True)
+            parts.append(text)
+            bad = bad or failed
     finally:
         shutil.rmtree(work, ignore_errors=True)
-
-    everything = [ms for values in results.latency.values() for ms in values]
-    errors = sum(results.errors.values())
-    total = len(everything) + errors
-    rows = [
-        f"| all | {len(everything):,} | {len(everything) / elapsed:,.1f} | {summary(everything)} |",
-        *(
-            f"| {op} | {len(values):,} | {len(values) / elapsed:,.1f} | {summary(values)} |"
-            for op, values in results.latency.items()
-        ),
-    ]
-    alone = [ms for values in baseline.latency.values() for ms in values]
-    rows.append(
-        f"| all, 1 client alone ({args.baseline:g} s before the load) | {len(alone):,} | "
-        f"{len(alone) / base_elapsed:,.1f} | {summary(alone)} |"
-    )
-    error_text = ", ".join(f"{k}: {v}" for k, v in sorted(results.errors.items())) or "none"
-    notes = ""
-    if any("budget_too_small" in k for k in results.errors):
-        notes = (
-            "\n- `budget_too_small` is the service's typed answer when a recall envelope does not fit "
-            "the default `max_tokens` (1,500), not a transport failure"
-        )
-    command = f"python bench/service_load.py --clients {args.clients} --duration {args.duration:g}"
+        if installs.get("baseline"):
+            shutil.rmtree(installs["baseline"], ignore_errors=True)  # type: ignore[arg-type]
+    command = "python bench/service_load.py " + " ".join(sys.argv[1:])
     body = (
-        "### HTTP API under concurrent load (`graphctx serve`, embedded default)\n\n"
+        "### HTTP API under concurrent load "
+        "(`graphctx serve --workers N` beside a minimal FastAPI endpoint)\n\n"
         + header(
             command,
-            f"the demo memory ({entities} entities, tenant `demo`), embedder {args.embedder}; "
-            f"{args.clients} client threads (one keep-alive httpx connection each) on loopback, "
-            f"{args.duration:g} s after a {args.warmup:g} s warm-up; "
-            f"{int((1 - EXPLAIN_SHARE) * 100)} % recall (depth 1 or 2), {int(EXPLAIN_SHARE * 100)} % explain",
+            f"the demo memory and a synthetic {args.entities:,}-entity store (bench/recall_latency.py's "
+            f"generator), embedder {args.embedder}; {', '.join(map(str, args.clients))} client threads "
+            "(one keep-alive httpx connection and API key each, one process) on loopback, "
+            f"{args.duration:g} s per point after a {args.warmup:g} s warm-up; "
+            f"{int((1 - EXPLAIN_SHARE) * 100)} % recall (depth "
+            f"1 or 2), {int(EXPLAIN_SHARE * 100)} % explain",
         )
-        + "\nLatency is measured by the client around each request (HTTP, auth, validation, the "
-        "service call and JSON included). The server and the clients share the machine's cores; "
-        f"1-minute load average {load_before:.1f} before and {load_after:.1f} after the run.\n\n"
-        "| requests | completed | throughput req/s | p50 / p95 / p99 ms |\n|---|---|---|---|\n"
-        + "\n".join(rows)
-        + f"\n\n- errors: {errors} of {total} requests ({error_text})"
-        + notes
-        + f"\n- clients still running at the end: {stuck}; server exit status after SIGTERM: {exit_status}\n"
+        + "\nLatency is measured by the client around each request. The servers and the load client "
+        "share the machine's cores (and other engineers' work: the load average column is the 1-minute "
+        f"figure at the start of each point; {load_start[0]:.1f} when the run began). The FastAPI floor "
+        "is bench/_fastapi_floor.py (same routes, a fixed small answer, no auth or stores) with the same "
+        "uvicorn worker count, so `÷ floor` is the share of what the client and HTTP stack alone allow; "
+        "`÷ ceiling` is req/s over cores ÷ in-process CPU per call. Server CPU per request is the "
+        "server process tree's utime + stime over the point, divided by the requests completed.\n\n"
+        + "\n".join(parts)
     )
     print(body)
-    if not args.no_write:
+    if args.write:
         write_section("service_load", body)
-    if errors or stuck:
+    if bad:
         raise SystemExit(1)
 
 

@@ -144,13 +144,28 @@ class Budget:
         base_items, base_omissions = list(target), list(omissions)
         chosen: list[Option] = []
         record: dict[str, Any] | None = None
+        # The compact JSON of a list is "[" + ",".join(items) + "]", so the envelope's size is the
+        # size with both lists empty plus each element's size and a comma between elements: each
+        # element is serialised once here instead of the whole envelope at every step.
+        target[:], omissions[:] = [], []
+        frame = self.measure()
+        sizes: dict[int, int] = {}
+
+        def size(item: dict[str, Any]) -> int:
+            known = sizes.get(id(item))
+            if known is None:
+                known = sizes[id(item)] = size_bytes(item)
+            return known
 
         def render() -> bool:
             target[:] = [*base_items, *(o.rendering for o in chosen)]
             omissions[:] = [*base_omissions, *(r for o in chosen for r in o.omissions)]
-            if record is not None:
+            used = frame + sum(map(size, target)) + max(0, len(target) - 1)
+            used += sum(map(size, omissions)) + max(0, len(omissions) - 1)
+            if record is not None:  # changes between renders: measured afresh
+                used += size_bytes(record) + (1 if omissions else 0)
                 omissions.append(record)
-            return self.fits()
+            return used <= self.limit
 
         for label, options in entries[:required]:
             for option in options:

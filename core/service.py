@@ -12,13 +12,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from pydantic import ValidationError
 
 from graphctx import bounds, deadlines, registry, timeline
 from graphctx.clock import Clock, iso, utc_now
-from graphctx.code.indexer import Indexer, IndexProgress, check_excludes, check_roots
 from graphctx.code.ops import DEFAULT_LIMIT, CodeOps
 from graphctx.code.report import IndexReport
 from graphctx.code.repos import list_repositories
@@ -53,6 +52,9 @@ from graphctx.retrieval.runner import LegRunner
 from graphctx.scope import Scope
 from graphctx.settings import Settings
 from graphctx.writes import IDS_BATCH, ApplyReport, IndexSync, ReconcileReport, SyncReport, WritePlan
+
+if TYPE_CHECKING:  # the code indexer (parsers, tree-sitter, pathspec) is imported by the writes using it
+    from graphctx.code.indexer import IndexProgress
 
 DEFAULT_EXPLAIN_TOKENS = 4_000
 LOAD_BATCH = 2_000
@@ -653,6 +655,8 @@ class ContextService:
         as repository `repo` (default: its project name, else its directory's name); other
         repositories in the scope are left as they are. `roots` (or the `code_roots` setting) name
         the import roots instead of the packaging declarations."""
+        from graphctx.code.indexer import Indexer, check_excludes, check_roots
+
         root = Path(bounds.check_selector("repository path", str(root)))
         patterns = check_excludes([*self.settings.code_exclude, *check_excludes(exclude)])
         chosen = check_roots(roots) or check_roots(self.settings.code_roots)
@@ -669,6 +673,8 @@ class ContextService:
 
     def remove_repository(self, scope: Scope, repo: str) -> dict[str, Any]:
         """Delete one repository's modules, symbols, documents and edges from the scope."""
+        from graphctx.code.indexer import Indexer
+
         with self._write_lock():
             self._writable()
             return Indexer(self.stores, self.sync).remove(scope, repo)

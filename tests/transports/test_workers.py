@@ -55,6 +55,34 @@ def pair(tmp_path: Path) -> Iterator[tuple[ContextService, ForwardingService, Wr
     writer.close()
 
 
+def test_connections_accepted_on_the_shared_socket_send_without_nagle_delays() -> None:
+    """The readers serve the socket `bind` makes through asyncio, which disables Nagle only on
+    connections accepted from a socket whose proto is IPPROTO_TCP."""
+    import asyncio
+    import socket
+
+    from graphctx.transports.workers import bind
+
+    async def nodelay() -> int:
+        accepted: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+        class Probe(asyncio.Protocol):
+            def connection_made(self, transport: asyncio.BaseTransport) -> None:
+                conn = transport.get_extra_info("socket")
+                accepted.set_result(conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+                transport.close()
+
+        with bind("127.0.0.1", 0) as sock:
+            server = await asyncio.get_running_loop().create_server(Probe, sock=sock)
+            async with server:
+                _, writer = await asyncio.open_connection(*sock.getsockname()[:2])
+                value = await asyncio.wait_for(accepted, 5)
+                writer.close()
+        return value
+
+    assert asyncio.run(nodelay()) != 0
+
+
 def test_a_reader_forwards_writes_and_reads_them_back(
     pair: tuple[ContextService, ForwardingService, WriterEndpoint],
 ) -> None:
