@@ -262,9 +262,9 @@ class ContextService:
         max_tokens: int | None = None,
         include_ids: bool = False,
     ) -> dict[str, Any]:
-        """The entities around `name` (an id, name or alias), 1 or 2 hops, as
-        facts grouped by predicate; `edge_types` and `direction` ("in", "out", "both") filter the
-        walk and `limit` bounds each direction. Raises NotFound / AmbiguousName for the root."""
+        """The entities around `name` (an id, name or alias), 1 or 2 hops, as facts grouped by predicate;
+        `edge_types` and `direction` ("in", "out", "both") filter the walk and `limit` bounds each direction.
+        Raises NotFound / AmbiguousName for the root."""
         watch = Stopwatch()
         root = resolve(self.stores.graph, scope, name)
         params = self._params(
@@ -320,9 +320,9 @@ class ContextService:
         max_tokens: int | None = None,
         include_ids: bool = False,
     ) -> dict[str, Any]:
-        """The shortest chain of facts from `source` to `target` (ids, names or
-        aliases) within `max_depth` hops, optionally only along `edge_types`, as `nodes` and
-        `edges`; `found` is false (with a follow-up) when none exists within the bound."""
+        """The shortest chain of facts from `source` to `target` (ids, names or aliases) within `max_depth`
+        hops, optionally only along `edge_types`, as `nodes` and `edges`; `found` is false (with a follow-up)
+        when none exists within the bound."""
         watch = Stopwatch()
         start = resolve(self.stores.graph, scope, source)
         end = resolve(self.stores.graph, scope, target)
@@ -367,8 +367,8 @@ class ContextService:
     def search(
         self, scope: Scope, query: str, *, max_tokens: int | None = None, include_ids: bool = False
     ) -> dict[str, Any]:
-        """Code search: exact qualified or plain names first, then BM25 and dense
-        over names, signatures and summaries of indexed modules and symbols (`graphctx index`)."""
+        """Code search: exact qualified or plain names first, then BM25 and dense over names, signatures and
+        summaries of indexed modules and symbols (`graphctx index`)."""
         return self.code.search(scope, query, max_tokens=max_tokens, include_ids=include_ids)
 
     @_bounded
@@ -376,8 +376,8 @@ class ContextService:
         self, scope: Scope, name: str, *, limit: int = DEFAULT_LIMIT, max_tokens: int | None = None,
         include_ids: bool = False,
     ) -> dict[str, Any]:  # fmt: skip
-        """One code symbol by qualified or plain name: its card (signature, file,
-        lines, summary), callers (tests marked, each once), callees and the tests that call it."""
+        """One code symbol by qualified or plain name: its card (signature, file, lines, summary), callers
+        (tests marked, each once), callees and the tests that call it."""
         return self.code.symbol(scope, name, limit=limit, max_tokens=max_tokens, include_ids=include_ids)
 
     @_bounded
@@ -385,8 +385,8 @@ class ContextService:
         self, scope: Scope, name: str, *, depth: int = 1, limit: int = DEFAULT_LIMIT,
         max_tokens: int | None = None, include_ids: bool = False,
     ) -> dict[str, Any]:  # fmt: skip
-        """Who calls `name`, `depth` 1 or 2 hops up the resolved call graph
-        (unresolved calls are counted, never guessed); at most `limit` per hop."""
+        """Who calls `name`, `depth` 1 or 2 hops up the resolved call graph (unresolved calls are counted,
+        never guessed); at most `limit` per hop."""
         return self.code.calls(
             scope, name, "in", depth=depth, limit=limit, max_tokens=max_tokens, include_ids=include_ids
         )
@@ -396,8 +396,8 @@ class ContextService:
         self, scope: Scope, name: str, *, depth: int = 1, limit: int = DEFAULT_LIMIT,
         max_tokens: int | None = None, include_ids: bool = False,
     ) -> dict[str, Any]:  # fmt: skip
-        """What `name` calls, `depth` 1 or 2 hops down the resolved call graph
-        (unresolved calls are counted, never guessed); at most `limit` per hop."""
+        """What `name` calls, `depth` 1 or 2 hops down the resolved call graph (unresolved calls are counted,
+        never guessed); at most `limit` per hop."""
         return self.code.calls(
             scope, name, "out", depth=depth, limit=limit, max_tokens=max_tokens, include_ids=include_ids
         )
@@ -408,9 +408,9 @@ class ContextService:
         limit: int = DEFAULT_LIMIT, max_tokens: int | None = None, include_ids: bool = False,
         repo: str | None = None,
     ) -> dict[str, Any]:  # fmt: skip
-        """What a change touches: the symbols in `files` or in the hunks of a
-        unified `diff`, their callers up to `depth` hops and the tests to run (with commands);
-        `repo` names the indexed repository the paths are relative to when there are several."""
+        """What a change touches: the symbols in `files` or in the hunks of a unified `diff`, their callers up
+        to `depth` hops and the tests to run (with commands); `repo` names the indexed repository the paths
+        are relative to when there are several."""
         return self.code.impact(
             scope, files, diff, depth=depth, limit=limit, max_tokens=max_tokens, include_ids=include_ids,
             repo=repo,
@@ -611,9 +611,9 @@ class ContextService:
         }
 
     def reconcile(self, scope: Scope, progress: Progress | None = None) -> dict[str, Any]:
-        """Repair the scope's lexical and dense indexes from the graph (the
-        authority): pending index work first, then every document whose hash differs or is
-        missing, and index entries the graph no longer has. Returns what was repaired."""
+        """Repair the scope's lexical and dense indexes from the graph (the authority): pending index work
+        first, then every document whose hash differs or is missing, and index entries the graph no longer
+        has. Returns what was repaired."""
         report = ReconcileReport()
         with self._write_lock():
             self._require_write_mode()
@@ -681,8 +681,8 @@ class ContextService:
 
     @_bounded
     def status(self, scope: Scope) -> dict[str, Any]:
-        """What the scope holds (graph counts, lexical documents, vectors,
-        pending index work) and which backends serve it, the data directory and its exposure."""
+        """What the scope holds (graph counts, lexical documents, vectors, pending index work) and which
+        backends serve it, the data directory and its exposure."""
         stats = self.stores.graph.run(SCOPE_STATS, scope, NoParams())
         vectors: int | None = 0
         try:
