@@ -146,7 +146,8 @@ def _get_probes() -> list[Probe]:
         _p(t.ENTITY_GET, ids=("team-pay", "missing", "m-add", "team-pay", "repo", "svc-", "M-ADD")),
         _p(t.ENTITY_GET, ids=()),
     ]
-    return out + [_p(t.ENTITY_GET, ids=(i,)) for i in _ALL_IDS]
+    out += [_p(t.ENTITY_GET, ids=(i,)) for i in _ALL_IDS]
+    return out + [_p(t.ENTITY_NAMES, ids=p.params.ids) for p in out]  # type: ignore[attr-defined]
 
 
 def _find_probes() -> list[Probe]:

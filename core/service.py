@@ -45,6 +45,7 @@ from graphctx.kernel.templates import (
 from graphctx.model import Entity, Fact
 from graphctx.names import resolve
 from graphctx.records import Located, check_endpoints, jsonl_records, validate
+from graphctx.retrieval.ends import name_ends
 from graphctx.retrieval.isolation import Isolation
 from graphctx.retrieval.pipeline import Retriever, Stopwatch
 from graphctx.retrieval.render import entity_card, fact_line, facts_about
@@ -221,7 +222,7 @@ class ContextService:
         result = self.stores.graph.run(FACTS_FROM_ROOTS, scope, params)
         isolation = Isolation(scope)
         facts = [f for f in result.facts if isolation.admit_fact(f)]
-        names = self._names(scope, isolation, {entity.id: entity.display_name()}, facts)
+        names = name_ends(self.stores.graph, scope, isolation, {entity.id: entity.display_name()}, facts)
         # a fact whose far end is not an entity of the scope says nothing the caller may see
         facts = [f for f in facts if all(i is None or i in names for i in (f.subject_id, f.object_id))]
         successors = timeline.successors(facts, self.settings.single_valued_predicates)
@@ -717,15 +718,6 @@ class ContextService:
         return {**process_usage(), "caches": caches}
 
     # -- helpers ------------------------------------------------------------------------------
-
-    def _names(
-        self, scope: Scope, isolation: Isolation, names: dict[str, str], facts: Sequence[Fact]
-    ) -> dict[str, str]:
-        missing = sorted({i for f in facts for i in (f.subject_id, f.object_id) if i and i not in names})
-        if missing:
-            ends = self.stores.graph.run(ENTITY_GET, scope, EntityGetParams(ids=tuple(missing)))
-            names.update({e.id: e.display_name() for e in ends.entities if isolation.admit_entity(e)})
-        return names
 
     def _envelope(
         self,

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from graphctx.kernel.templates import EntityName
 from graphctx.model import Entity, Fact
 from graphctx.scope import Scope
 
@@ -110,6 +111,17 @@ def entity(props: Mapping[str, Any], dialect: GremlinDialect) -> Entity:
         search_text=props.get(keys.SEARCH_TEXT) or "",
         created_at=time(keys.CREATED_AT),
         updated_at=time(keys.UPDATED_AT),
+        tenant_id=props[keys.TENANT_ID],
+        namespace=props[keys.NAMESPACE],
+        graph_id=props[keys.GRAPH_ID],
+    )
+
+
+def entity_name(props: Mapping[str, Any]) -> EntityName:
+    return EntityName(
+        id=props[keys.ENTITY_ID],
+        name=props[keys.NAME],
+        qualified_name=props.get(keys.QUALIFIED_NAME),
         tenant_id=props[keys.TENANT_ID],
         namespace=props[keys.NAMESPACE],
         graph_id=props[keys.GRAPH_ID],

@@ -15,6 +15,8 @@ from graphctx.kernel.templates import (
     DeleteResult,
     EntityFindExactParams,
     EntityHashesParams,
+    EntityName,
+    EntityNames,
     ExactField,
     ExactMatches,
     HashPage,
@@ -42,6 +44,20 @@ def get_by_ids(ctx: Ctx, scope: Scope, ids: Sequence[str]) -> list[Entity]:
                 e = codec.entity(codec.flat(props), ctx.dialect)
                 found[e.id] = e
     return [found[i] for i in wanted if i in found]
+
+
+def names(ctx: Ctx, scope: Scope, ids: Sequence[str]) -> EntityNames:
+    """get_by_ids narrowed to what a name needs: only those properties cross the wire."""
+    wanted = unique(ids)
+    found: dict[str, EntityName] = {}
+    for run in chunks(wanted, ctx, id_cost(scope)):
+        for part in (run[i : i + _ID_CHUNK] for i in range(0, len(run), _ID_CHUNK)):
+            b = Binder()
+            t = ctx.dialect.entity_vertices(ctx.g, b, scope, part).value_map(*keys.NAME_KEYS)
+            for props in ctx.read(t, b, "entity.names"):
+                n = codec.entity_name(codec.flat(props))
+                found[n.id] = n
+    return EntityNames(names=tuple(found[i] for i in wanted if i in found))
 
 
 def upsert(ctx: Ctx, scope: Scope, entities: Sequence[Entity], now: datetime) -> UpsertResult:

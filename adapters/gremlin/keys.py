@@ -36,6 +36,8 @@ ENTITY_KEYS = (
     SOURCE, CONTENT_HASH, CREATED_AT, UPDATED_AT,
 )  # fmt: skip
 """What a read fetches to rebuild an Entity."""
+NAME_KEYS = (TENANT_ID, NAMESPACE, GRAPH_ID, ENTITY_ID, NAME, QUALIFIED_NAME)
+"""What entity.names fetches."""
 
 # fact edges
 FACT_ID = "fact_id"

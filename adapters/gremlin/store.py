@@ -31,6 +31,7 @@ _Impl = Callable[[Ctx, Scope, Any, datetime], BaseModel]
 _IMPLS: dict[str, _Impl] = {
     t.ENTITY_UPSERT.name: lambda c, s, p, now: entities.upsert(c, s, p.entities, now),
     t.ENTITY_GET.name: lambda c, s, p, now: t.EntityList(entities=tuple(entities.get_by_ids(c, s, p.ids))),
+    t.ENTITY_NAMES.name: lambda c, s, p, now: entities.names(c, s, p.ids),
     t.ENTITY_FIND_EXACT.name: lambda c, s, p, now: entities.find_exact(c, s, p),
     t.ENTITY_DELETE.name: lambda c, s, p, now: entities.delete(c, s, p.ids),
     t.ENTITY_HASHES.name: lambda c, s, p, now: entities.hashes(c, s, p),

@@ -12,6 +12,8 @@ from graphctx.kernel.templates import (
     DeleteResult,
     EntityFindExactParams,
     EntityHashesParams,
+    EntityName,
+    EntityNames,
     ExactField,
     ExactMatches,
     HashPage,
@@ -71,6 +73,24 @@ ORDER BY j.key
 def get_by_ids(conn: sqlite3.Connection, key: Key, ids: Sequence[str]) -> list[Entity]:
     """In the order given, each once; ids absent from the scope are absent from the answer."""
     return [codec.entity(r) for r in conn.execute(_GET, (*key, json_list(unique(ids))))]
+
+
+_NAMES = """
+SELECT e.id, e.name, e.qualified_name, e.tenant_id, e.namespace, e.graph_id FROM json_each(?4) AS j
+CROSS JOIN entities AS e ON e.tenant_id = ?1 AND e.namespace = ?2 AND e.graph_id = ?3 AND e.id = j.value
+ORDER BY j.key
+"""
+
+
+def names(conn: sqlite3.Connection, key: Key, ids: Sequence[str]) -> EntityNames:
+    """get_by_ids narrowed to what a name needs: no row is decoded into an Entity."""
+    rows = conn.execute(_NAMES, (*key, json_list(unique(ids))))
+    return EntityNames(
+        names=tuple(
+            EntityName(id=i, name=n, qualified_name=q, tenant_id=tn, namespace=ns, graph_id=g)
+            for i, n, q, tn, ns, g in rows
+        )
+    )
 
 
 def existing_ids(conn: sqlite3.Connection, key: Key, ids: Sequence[str]) -> set[str]:

@@ -41,6 +41,8 @@ Ordering. Every answer is in a total order fixed by the catalogue -- a rank and 
 raw score, never insertion order -- and repeating a read gives an identical answer:
 
 * ``entity.get_by_ids``: the order of the ids given, each entity once, missing ids absent;
+* ``entity.names`` (optional): exactly what ``entity.get_by_ids`` would answer, narrowed to the id,
+  name, qualified name and scope;
 * ``entity.find_exact``: field rank (id, qualified_name, name, alias), then entity id; an entity
   once, under its best field; ``id`` and ``qualified_name`` compare exactly, ``name`` and ``alias``
   casefolded (``str.casefold``); ``value`` is the given value that matched;
@@ -102,6 +104,7 @@ from graphctx.contracts.graph._common import (  # noqa: F401
     HASHES,
     INVALIDATE,
     MINIMUM_TEMPLATES,
+    NAMES,
     NEIGHBOURHOOD,
     PATH,
     STATS,
@@ -117,6 +120,7 @@ from graphctx.contracts.graph._common import (  # noqa: F401
     edge,
     edge_triples,
     ent,
+    entity_names,
     entity_view,
     expected_entity,
     expected_fact,
@@ -133,6 +137,7 @@ from graphctx.contracts.graph._common import (  # noqa: F401
     load,
     memory,
     modified,
+    name_view,
     neighbourhood,
     node_ids,
     shortest_path,
@@ -161,6 +166,7 @@ from graphctx.contracts.graph.fresh import FreshStoreTests
 from graphctx.contracts.graph.injection import InjectionTests, targeted_payloads
 from graphctx.contracts.graph.isolation import IsolationTests, Tenancy, tenant_data  # noqa: F401
 from graphctx.contracts.graph.lifecycle import LifecycleTests
+from graphctx.contracts.graph.names import EntityNamesTests
 from graphctx.contracts.graph.ordering import OrderingTests
 from graphctx.contracts.graph.path import ShortestPathTests
 from graphctx.contracts.graph.stats import ScopeClearTests, ScopeStatsTests
@@ -173,6 +179,7 @@ __all__ = [
     "DurabilityTests",
     "EntityDeleteTests",
     "EntityHashesTests",
+    "EntityNamesTests",
     "EntityUpsertTests",
     "ErrorTests",
     "ExactLookupTests",

@@ -20,6 +20,7 @@ from graphctx.scope import Scope
 
 UPSERT = f"template:{t.ENTITY_UPSERT.name}"
 GET = f"template:{t.ENTITY_GET.name}"
+NAMES = f"template:{t.ENTITY_NAMES.name}"
 FIND = f"template:{t.ENTITY_FIND_EXACT.name}"
 DELETE = f"template:{t.ENTITY_DELETE.name}"
 HASHES = f"template:{t.ENTITY_HASHES.name}"
@@ -80,6 +81,22 @@ def load(store: GraphStore, scope: Scope, entities: Iterable[Entity], facts: Ite
 
 def get_entities(store: GraphStore, scope: Scope, ids: Iterable[str]) -> list[Entity]:
     return list(store.run(t.ENTITY_GET, scope, t.EntityGetParams(ids=tuple(ids))).entities)
+
+
+def entity_names(store: GraphStore, scope: Scope, ids: Iterable[str]) -> list[t.EntityName]:
+    return list(store.run(t.ENTITY_NAMES, scope, t.EntityGetParams(ids=tuple(ids))).names)
+
+
+def name_view(entity: Entity) -> t.EntityName:
+    """What entity.names must answer for a stored entity."""
+    return t.EntityName(
+        id=entity.id,
+        name=entity.name,
+        qualified_name=entity.qualified_name,
+        tenant_id=entity.tenant_id,
+        namespace=entity.namespace,
+        graph_id=entity.graph_id,
+    )
 
 
 def find_exact(store: GraphStore, scope: Scope, values: Iterable[str], **kw: Any) -> list[t.ExactMatch]:
@@ -210,7 +227,7 @@ def edge_triples(facts: Iterable[Fact]) -> list[tuple[str, str, str | None]]:
     return [(f.subject_id, f.predicate, f.object_id) for f in facts]
 
 
-def in_scope(item: Entity | Fact, scope: Scope) -> bool:
+def in_scope(item: Entity | Fact | t.EntityName, scope: Scope) -> bool:
     return (item.tenant_id, item.namespace, item.graph_id) == (
         scope.tenant_id,
         scope.namespace,

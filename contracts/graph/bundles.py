@@ -20,6 +20,7 @@ from graphctx.contracts.graph.fresh import FreshStoreTests
 from graphctx.contracts.graph.injection import InjectionTests
 from graphctx.contracts.graph.isolation import IsolationTests
 from graphctx.contracts.graph.lifecycle import LifecycleTests
+from graphctx.contracts.graph.names import EntityNamesTests
 from graphctx.contracts.graph.ordering import OrderingTests
 from graphctx.contracts.graph.path import ShortestPathTests
 from graphctx.contracts.graph.stats import ScopeClearTests, ScopeStatsTests
@@ -31,6 +32,7 @@ from graphctx.contracts.graph.traversal import NeighbourhoodTests
 class GraphStoreCoreContract(
     EntityUpsertTests,
     GetByIdsTests,
+    EntityNamesTests,
     FindExactTests,
     EntityDeleteTests,
     EntityHashesTests,

@@ -44,6 +44,7 @@ def empty_scope_calls() -> dict[str, Any]:
     return {
         t.ENTITY_UPSERT.name: t.EntityUpsertParams(entities=()),
         t.ENTITY_GET.name: t.EntityGetParams(ids=("nothing",)),
+        t.ENTITY_NAMES.name: t.EntityGetParams(ids=("nothing",)),
         t.ENTITY_FIND_EXACT.name: t.EntityFindExactParams(values=("nothing",)),
         t.ENTITY_DELETE.name: t.EntityDeleteParams(ids=("nothing",)),
         t.ENTITY_HASHES.name: t.EntityHashesParams(),

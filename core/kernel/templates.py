@@ -142,6 +142,25 @@ class EntityList(_Result):
     entities: tuple[Entity, ...] = ()
 
 
+class EntityName(_Result):
+    """What a reader needs to name an entity (and to re-check its scope) without hydrating it."""
+
+    id: str
+    name: str
+    qualified_name: str | None = None
+    tenant_id: str | None = None
+    namespace: str | None = None
+    graph_id: str | None = None
+
+    def display_name(self) -> str:
+        """As Entity.display_name: the qualified name, else the name."""
+        return self.qualified_name or self.name
+
+
+class EntityNames(_Result):
+    names: tuple[EntityName, ...] = ()
+
+
 class ExactMatch(_Result):
     entity: Entity
     field: ExactField
@@ -231,6 +250,13 @@ ENTITY_GET = Template(
     EntityList,
     "Hydrate entities by id, in the order of the ids given; missing ids are absent.",
 )
+ENTITY_NAMES = Template(
+    "entity.names",
+    1,
+    EntityGetParams,
+    EntityNames,
+    "Id, name, qualified name and scope of entities by id, in the order given; missing ids are absent.",
+)
 ENTITY_FIND_EXACT = Template(
     "entity.find_exact",
     1,
@@ -290,6 +316,7 @@ CATALOG: dict[str, Template[Any, Any]] = {
     for t in (
         ENTITY_UPSERT,
         ENTITY_GET,
+        ENTITY_NAMES,
         ENTITY_FIND_EXACT,
         ENTITY_DELETE,
         ENTITY_HASHES,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphctx.kernel.ports import LexicalHit, VectorHit
-from graphctx.kernel.templates import Direction, Node, PathResult, Subgraph
+from graphctx.kernel.templates import Direction, EntityName, Node, PathResult, Subgraph
 from graphctx.model import Entity, Fact
 from graphctx.scope import Scope
 
@@ -57,6 +57,9 @@ class Isolation:
 
     def admit_entity(self, entity: Entity) -> bool:
         return self._admit(entity.tenant_id, entity.namespace, entity.graph_id)
+
+    def admit_name(self, name: EntityName) -> bool:
+        return self._admit(name.tenant_id, name.namespace, name.graph_id)
 
     def admit_fact(self, fact: Fact) -> bool:
         return self._admit(fact.tenant_id, fact.namespace, fact.graph_id)

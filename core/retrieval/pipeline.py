@@ -28,6 +28,7 @@ from graphctx.kernel.templates import (
     NeighbourhoodParams,
 )
 from graphctx.model import Entity, Fact
+from graphctx.retrieval.ends import name_ends
 from graphctx.retrieval.exact import probes, split_matches
 from graphctx.retrieval.fusion import Fused, rrf
 from graphctx.retrieval.isolation import Isolation
@@ -319,7 +320,6 @@ class Retriever:
         if result.truncated:
             budget.note({"what": "facts", "reason": "limit", "limit": bounds.MAX_FACTS})
         related: list[dict[str, Any]] = []
-        other_ids = {i for f in facts for i in (f.subject_id, f.object_id) if i and i not in names}
         if depth >= 2:
             params = NeighbourhoodParams(roots=roots, depth=2, as_of=as_of)
             sub = graph.run(NEIGHBOURHOOD, scope, params)
@@ -329,10 +329,7 @@ class Retriever:
             note = kept.limit_note("related")
             if note:
                 budget.note(note)
-        missing = sorted(other_ids - set(names))
-        if missing:
-            ends = graph.run(ENTITY_GET, scope, EntityGetParams(ids=tuple(missing)))
-            names.update({e.id: e.display_name() for e in ends.entities if isolation.admit_entity(e)})
+        name_ends(graph, scope, isolation, names, facts)
         facts = [f for f in facts if all(i is None or i in names for i in (f.subject_id, f.object_id))]
         return facts, names, related
 

@@ -395,6 +395,13 @@ CASES += [
         must_pass=("test_entity_delete_removes_entity",),
     ),
     _new(
+        "broken_graph_names_cached_by_id.py",
+        "TestBrokenNamesCachedById",
+        r"test_entity_names_.*",
+        ("test_entity_names_see_only_own_scope", "test_entity_names_follow_updates"),
+        must_pass=("test_entity_names_match_hydration", "test_entity_names_omit_missing_and_repeats"),
+    ),
+    _new(
         "broken_graph_reopen_revives_aliases.py",
         "TestBrokenReopenRevivesAliases",
         r"test_close_then_.*",

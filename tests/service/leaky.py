@@ -24,6 +24,7 @@ from graphctx.scope import Scope
 READS = frozenset(
     {
         t.ENTITY_GET.name,
+        t.ENTITY_NAMES.name,
         t.ENTITY_FIND_EXACT.name,
         t.FACTS_FROM_ROOTS.name,
         t.NEIGHBOURHOOD.name,
@@ -58,6 +59,10 @@ class ScopeBlindGraph(_Wrapper):
             extra: list[Any] = [e for a in answers for e in a.entities]
             self.count(extra, scope)
             return t.EntityList(entities=(*own.entities, *extra))
+        if isinstance(own, t.EntityNames):
+            extra = [n for a in answers for n in a.names]
+            self.count(extra, scope)
+            return t.EntityNames(names=(*own.names, *extra))
         if isinstance(own, t.ExactMatches):
             extra = [m for a in answers for m in a.matches]
             self.count([m.entity for m in extra], scope)

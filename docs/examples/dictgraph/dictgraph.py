@@ -153,6 +153,7 @@ class DictGraphStore(TemplateDispatch):
         return {
             t.ENTITY_UPSERT.name: self._entity_upsert,
             t.ENTITY_GET.name: self._entity_get,
+            t.ENTITY_NAMES.name: self._entity_names,
             t.ENTITY_FIND_EXACT.name: self._entity_find_exact,
             t.ENTITY_DELETE.name: self._entity_delete,
             t.ENTITY_HASHES.name: self._entity_hashes,
@@ -212,6 +213,23 @@ class DictGraphStore(TemplateDispatch):
     def _entity_get(self, scope: Scope, p: t.EntityGetParams) -> t.EntityList:
         entities = self._data(scope).entities
         return t.EntityList(entities=tuple(entities[i] for i in unique(p.ids) if i in entities))
+
+    def _entity_names(self, scope: Scope, p: t.EntityGetParams) -> t.EntityNames:
+        """Optional: only what a name needs (a remote backend would fetch just these properties)."""
+        found = self._entity_get(scope, p).entities
+        return t.EntityNames(
+            names=tuple(
+                t.EntityName(
+                    id=e.id,
+                    name=e.name,
+                    qualified_name=e.qualified_name,
+                    tenant_id=e.tenant_id,
+                    namespace=e.namespace,
+                    graph_id=e.graph_id,
+                )
+                for e in found
+            )
+        )
 
     def _entity_find_exact(self, scope: Scope, p: t.EntityFindExactParams) -> t.ExactMatches:
         values = unique(p.values)
