@@ -190,6 +190,12 @@ class Settings(BaseSettings):
         le=10_000,
         description="MCP requests in flight at /mcp per API key; more get 503 with Retry-After.",
     )
+    mcp_output_schemas: bool = Field(
+        default=True,
+        description="Publish each MCP tool's outputSchema in tools/list (off: leave them out, about "
+        "11,000 of the listing's ~16,000 tokens, for clients that hand the whole listing to a model; "
+        "answers and their structuredContent are unchanged).",
+    )
     http_retry_after_s: int = Field(
         default=1, ge=1, le=3600, description="The Retry-After of a 503 sent when a cap is reached."
     )
