@@ -10,7 +10,7 @@ when a later release adds one. `ANSWERS` maps each operation of the catalogue to
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, overload
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -427,9 +427,41 @@ def _compact(node: Any, absent_not_null: bool) -> Any:
     return out
 
 
+@overload
+def parse(op: Literal["recall"], data: Mapping[str, Any]) -> RecallAnswer: ...
+@overload
+def parse(op: Literal["explain"], data: Mapping[str, Any]) -> ExplainAnswer: ...
+@overload
+def parse(op: Literal["neighbourhood"], data: Mapping[str, Any]) -> NeighbourhoodAnswer: ...
+@overload
+def parse(op: Literal["path"], data: Mapping[str, Any]) -> PathAnswer: ...
+@overload
+def parse(op: Literal["search"], data: Mapping[str, Any]) -> SearchAnswer: ...
+@overload
+def parse(op: Literal["symbol"], data: Mapping[str, Any]) -> SymbolAnswer: ...
+@overload
+def parse(op: Literal["callers"], data: Mapping[str, Any]) -> CallersAnswer: ...
+@overload
+def parse(op: Literal["callees"], data: Mapping[str, Any]) -> CalleesAnswer: ...
+@overload
+def parse(op: Literal["impact"], data: Mapping[str, Any]) -> ImpactAnswer: ...
+@overload
+def parse(op: Literal["remember"], data: Mapping[str, Any]) -> RememberReport: ...
+@overload
+def parse(op: Literal["forget"], data: Mapping[str, Any]) -> ForgetReport: ...
+@overload
+def parse(op: Literal["reconcile"], data: Mapping[str, Any]) -> ReconcileReport: ...
+@overload
+def parse(op: Literal["status"], data: Mapping[str, Any]) -> StatusReport: ...
+@overload
+def parse(op: str, data: Mapping[str, Any]) -> Shape: ...
+
+
 def parse(op: str, data: Mapping[str, Any]) -> Shape:
     """An answer of operation `op` (a dict from ContextService or any transport) as its typed model,
-    validated: `parse("recall", service.recall(scope, q)).items[0].name`."""
+    validated: `parse("recall", service.recall(scope, q)).items[0].name`. Typed per operation: a
+    type checker sees `parse("recall", ...)` as a RecallAnswer, `parse("symbol", ...)` as a
+    SymbolAnswer, and so on."""
     model = ANSWERS.get(op)
     if model is None:
         raise KeyError(f"no operation named {op[:40]!r}")

@@ -1,16 +1,23 @@
 """Settings: explicit overrides (the CLI's flags), then the environment (prefix GRAPHCTX_), then the
 config files (graphctx.toml in the data directory, then in $XDG_CONFIG_HOME/graphctx), then defaults.
-The first that sets a field wins; `sources` says which one that was for every field."""
+The first that sets a field wins; `sources` says which one that was for every field.
+
+An adapter's own settings are a `SectionSettings`: GRAPHCTX_<SECTION>_<FIELD> in the environment and a
+`[<section>]` table in the same files, with the same precedence. Sections are found by name through
+the `graphctx.settings` entry points, so core names no adapter."""
 
 from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Self
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
@@ -25,6 +32,7 @@ from graphctx.model import PREDICATES, SINGLE_VALUED, Side
 
 ENV_PREFIX = "GRAPHCTX_"
 CONFIG_FILE = "graphctx.toml"
+SECTIONS_GROUP = "graphctx.settings"  # entry points: section name -> its SectionSettings class
 
 
 def default_data_dir() -> Path:
@@ -190,6 +198,12 @@ class Settings(BaseSettings):
         le=10_000,
         description="MCP requests in flight at /mcp per API key; more get 503 with Retry-After.",
     )
+    mcp_output_schemas: bool = Field(
+        default=True,
+        description="Publish each MCP tool's outputSchema in tools/list (off: leave them out, about "
+        "11,000 of the listing's ~16,000 tokens, for clients that hand the whole listing to a model; "
+        "answers and their structuredContent are unchanged).",
+    )
     http_retry_after_s: int = Field(
         default=1, ge=1, le=3600, description="The Retry-After of a 503 sent when a cap is reached."
     )
@@ -225,7 +239,7 @@ def _read_toml(path: Path, fields: Mapping[str, FieldInfo]) -> dict[str, Any]:
         raise ConfigError(f"{path} is not valid TOML: {exc}", path=str(path)) from None
     except OSError as exc:
         raise ConfigError(f"{path} cannot be read: {exc.strerror}", path=str(path)) from None
-    unknown = sorted(set(data) - set(fields))
+    unknown = sorted(set(data) - set(fields) - set(section_names()))
     if unknown:
         raise ConfigError(
             f"{path}: unknown setting {unknown[0][:60]!r} (`graphctx config` lists them)",
@@ -281,9 +295,10 @@ class ConfigFiles(PydanticBaseSettingsSource):
         earlier: dict[str, Any] = {}
         for source in reversed(self.stronger):
             earlier.update(source())
+        fields = self.settings_cls.model_fields
         merged: dict[str, Any] = {}
-        for _, data in reversed(config_files(earlier, self.settings_cls.model_fields)):
-            merged.update(data)
+        for _, data in reversed(config_files(earlier, fields)):
+            merged.update({name: value for name, value in data.items() if name in fields})
         return merged
 
 
@@ -311,4 +326,142 @@ def sources(overrides: Mapping[str, Any] | None = None) -> dict[str, str]:
             out[name] = f"env {ENV_PREFIX}{name.upper()}"
         else:
             out[name] = next((str(path) for path, data in files if name in data), "default")
+    return out
+
+
+# -- adapters' settings (sections) --------------------------------------------------------------
+
+
+def section_names() -> list[str]:
+    """The sections installed adapters declare (entry point names; nothing is imported)."""
+    return sorted({ep.name for ep in entry_points(group=SECTIONS_GROUP)})
+
+
+def section_classes() -> dict[str, type[SectionSettings] | ImportError]:
+    """Each declared section's settings class, or the ImportError of an adapter whose extra is not
+    installed."""
+    found: dict[str, type[SectionSettings] | ImportError] = {}
+    for ep in sorted(entry_points(group=SECTIONS_GROUP), key=lambda ep: ep.name):
+        try:
+            found[ep.name] = ep.load()
+        except ImportError as exc:
+            found[ep.name] = exc
+    return found
+
+
+_DATA_DIR: ContextVar[Path | None] = ContextVar("graphctx_settings_data_dir", default=None)
+
+
+@contextmanager
+def _data_dir(path: Path | None) -> Iterator[None]:
+    token = _DATA_DIR.set(path)
+    try:
+        yield
+    finally:
+        _DATA_DIR.reset(token)
+
+
+def _files_for(data_dir: Path | None) -> list[tuple[Path, dict[str, Any]]]:
+    return config_files({"data_dir": data_dir} if data_dir is not None else _stronger({}))
+
+
+class SectionSettings(BaseSettings):
+    """One adapter's settings: the overrides given, then GRAPHCTX_<SECTION>_<FIELD> in the
+    environment, then the `[<section>]` table of the graphctx.toml files (the data directory's, then
+    $XDG_CONFIG_HOME's), then the defaults. A subclass sets `section` and an env_prefix of
+    GRAPHCTX_<SECTION>_, and is declared as a `graphctx.settings` entry point named `section`.
+    `load(settings)` reads the files of the data directory the core settings name (a CLI flag
+    included); a plain constructor call finds it from the environment and the files."""
+
+    section: ClassVar[str] = ""
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return init_settings, env_settings, SectionFiles(settings_cls)
+
+    @classmethod
+    def env_name(cls, field: str) -> str:
+        return f"{cls.model_config.get('env_prefix', '')}{field}".upper()
+
+    @classmethod
+    def load(cls, settings: Settings | None = None) -> Self:
+        """The section's settings for the data directory of `settings`; an invalid value is a
+        ConfigError naming the variable or the file it came from."""
+        data_dir = settings.data_dir if settings is not None else None
+        with _data_dir(data_dir):
+            try:
+                return cls()
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                name = str(first["loc"][0]) if first["loc"] else cls.section
+                origin = section_sources(cls, data_dir).get(name, "the settings")
+                raise ConfigError(
+                    f"setting {cls.section}.{name} (from {origin}): {first['msg']}",
+                    setting=f"{cls.section}.{name}",
+                    source=origin,
+                ) from None
+
+
+def _section_tables(
+    cls: type[SectionSettings], files: list[tuple[Path, dict[str, Any]]]
+) -> list[tuple[Path, dict[str, Any]]]:
+    """The `[section]` table of each file that has one, strongest first; checked."""
+    tables = []
+    for path, data in files:
+        table = data.get(cls.section)
+        if table is None:
+            continue
+        if not isinstance(table, dict):
+            raise ConfigError(
+                f"{path}: {cls.section} must be a table ([{cls.section}] with its settings)",
+                path=str(path),
+                setting=cls.section,
+            )
+        unknown = sorted(set(table) - set(cls.model_fields))
+        if unknown:
+            raise ConfigError(
+                f"{path}: unknown setting {cls.section}.{unknown[0][:60]} (`graphctx config` lists them)",
+                path=str(path),
+                setting=f"{cls.section}.{unknown[0][:60]}",
+            )
+        tables.append((path, table))
+    return tables
+
+
+class SectionFiles(PydanticBaseSettingsSource):
+    """pydantic-settings source of a section's tables in the graphctx.toml files."""
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # __call__ answers for all fields at once
+
+    def __call__(self) -> dict[str, Any]:
+        cls = self.settings_cls
+        assert issubclass(cls, SectionSettings)
+        merged: dict[str, Any] = {}
+        for _, table in reversed(_section_tables(cls, _files_for(_DATA_DIR.get()))):
+            merged.update(table)
+        return merged
+
+
+def section_sources(cls: type[SectionSettings], data_dir: Path | None = None) -> dict[str, str]:
+    """Where each of a section's settings comes from: "env GRAPHCTX_<SECTION>_<NAME>", the config
+    file whose table sets it, or "default"."""
+    env = {k.upper() for k in os.environ}
+    tables = _section_tables(cls, _files_for(data_dir))
+    out: dict[str, str] = {}
+    for name in cls.model_fields:
+        variable = cls.env_name(name)
+        if variable in env:
+            out[name] = f"env {variable}"
+        else:
+            out[name] = next(
+                (f"{path} [{cls.section}]" for path, table in tables if name in table), "default"
+            )
     return out

@@ -31,10 +31,10 @@ __all__ = [
 
 
 def create_graph_store(settings: Settings) -> GremlinGraphStore:
-    """Entry point `graphctx.graph_stores: gremlin`: GRAPHCTX_GREMLIN_* settings, server reached,
-    schema ensured.
+    """Entry point `graphctx.graph_stores: gremlin`: GRAPHCTX_GREMLIN_* settings (or the [gremlin]
+    table of a graphctx.toml), server reached, schema ensured.
     From the core `settings` it takes the operation deadline, the default bound on one answer."""
-    store = GremlinGraphStore(GremlinSettings().connection(deadline_s=settings.deadline_s))
+    store = GremlinGraphStore(GremlinSettings.load(settings).connection(deadline_s=settings.deadline_s))
     try:
         with deadlines.within(settings.deadline_s):  # a silent server too, within the deadline
             store.ping()  # a wrong URL or a down server fails here, clearly, not on the first recall

@@ -1,11 +1,14 @@
-"""Settings of the generic Gremlin adapter: GRAPHCTX_GREMLIN_* environment variables."""
+"""Settings of the generic Gremlin adapter: GRAPHCTX_GREMLIN_* variables, or a [gremlin] table in
+graphctx.toml."""
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from pydantic import Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
+
+from graphctx.settings import SectionSettings
 
 from .dialect import ConnectionConfig
 
@@ -43,9 +46,11 @@ def connection_config(
     )
 
 
-class GremlinSettings(BaseSettings):
-    """Every field can be set as GRAPHCTX_GREMLIN_<FIELD> (for example GRAPHCTX_GREMLIN_URL)."""
+class GremlinSettings(SectionSettings):
+    """Every field can be set as GRAPHCTX_GREMLIN_<FIELD> (for example GRAPHCTX_GREMLIN_URL) or as
+    `<field> = ...` in the [gremlin] table of a graphctx.toml."""
 
+    section: ClassVar[str] = "gremlin"
     model_config = SettingsConfigDict(env_prefix="GRAPHCTX_GREMLIN_", extra="ignore")
 
     url: str = Field(default="ws://127.0.0.1:8182/gremlin", description="Gremlin Server websocket URL.")

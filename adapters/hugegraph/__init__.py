@@ -13,11 +13,11 @@ __all__ = ["HugeGraphDialect", "HugeGraphSettings", "HugeGraphStore", "RestClien
 
 
 def create_graph_store(settings: Settings) -> HugeGraphStore:
-    """Entry point `graphctx.graph_stores: hugegraph`: GRAPHCTX_HUGEGRAPH_* settings, schema ensured.
+    """Entry point `graphctx.graph_stores: hugegraph`: GRAPHCTX_HUGEGRAPH_* settings (or the
+    [hugegraph] table of a graphctx.toml), schema ensured.
 
-    The core Settings carry nothing HugeGraph-specific; the adapter reads its own variables."""
-    del settings
-    store = HugeGraphStore(HugeGraphSettings())
+    The core Settings carry nothing HugeGraph-specific; their data directory names the config file."""
+    store = HugeGraphStore(HugeGraphSettings.load(settings))
     try:
         store.ensure_schema()
     except BaseException:

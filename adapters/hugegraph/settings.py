@@ -1,14 +1,21 @@
-"""Connection settings of the HugeGraph adapter, read from GRAPHCTX_HUGEGRAPH_* variables."""
+"""Connection settings of the HugeGraph adapter: GRAPHCTX_HUGEGRAPH_* variables, or a [hugegraph] table
+in graphctx.toml."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from pydantic import Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
+
+from graphctx.settings import SectionSettings
 
 
-class HugeGraphSettings(BaseSettings):
-    """Every field can be set as GRAPHCTX_HUGEGRAPH_<FIELD> (for example GRAPHCTX_HUGEGRAPH_URL)."""
+class HugeGraphSettings(SectionSettings):
+    """Every field can be set as GRAPHCTX_HUGEGRAPH_<FIELD> (for example GRAPHCTX_HUGEGRAPH_URL) or as
+    `<field> = ...` in the [hugegraph] table of a graphctx.toml."""
 
+    section: ClassVar[str] = "hugegraph"
     model_config = SettingsConfigDict(env_prefix="GRAPHCTX_HUGEGRAPH_", extra="ignore")
 
     url: str = Field(default="http://127.0.0.1:8080", description="REST endpoint (schema API, tasks).")

@@ -50,6 +50,12 @@ app = typer.Typer(
 )
 
 
+PIPED_WIDTH = 200
+"""Columns of human output written to a pipe or a file (unless $COLUMNS says otherwise): a fixed width,
+so that what a script or a log receives does not depend on the terminal that started it. On a
+terminal, output follows the terminal's width."""
+
+
 class _LazyConsole:
     """A rich Console made on first use, so that `--help` and `--version` never import rich."""
 
@@ -61,7 +67,12 @@ class _LazyConsole:
         if self._console is None:
             from rich.console import Console
 
-            object.__setattr__(self, "_console", Console(**self._options))
+            made = Console(**self._options)
+            # rich takes the width of any standard stream that is a terminal (80 when none is):
+            # `graphctx config | less` would wrap at the terminal's width, a CI log at 80
+            if not made.is_terminal and not os.environ.get("COLUMNS", "").isdigit():
+                made.width = PIPED_WIDTH
+            object.__setattr__(self, "_console", made)
         console: Console = self._console
         return console
 

@@ -25,7 +25,7 @@ from graphctx.code import ids
 from graphctx.code.diff import Change, FileChange, merge, parse_diff
 from graphctx.code.repos import list_repositories
 from graphctx.deadlines import Deadline
-from graphctx.envelope import Budget, Option, open_envelope
+from graphctx.envelope import Budget, Option, call, open_envelope
 from graphctx.errors import InputError, NotFound
 from graphctx.kernel.reads import batches, stored_hashes
 from graphctx.kernel.stores import Stores
@@ -41,7 +41,7 @@ from graphctx.kernel.templates import (
 from graphctx.model import EdgeKind, Entity, Fact, NodeKind
 from graphctx.names import resolve
 from graphctx.retrieval.isolation import Isolation
-from graphctx.retrieval.pipeline import Retriever, Stopwatch
+from graphctx.retrieval.pipeline import FOLLOW_UP_CHARS, Retriever, Stopwatch
 from graphctx.retrieval.render import entity_card
 from graphctx.scope import Scope
 
@@ -71,6 +71,43 @@ HASH_PAGE = 1000
 FILE_SYMBOL_PAGES = 20
 """At most this many pages of a file's symbols are read (20,000 symbols); beyond, the cut is named."""
 CUT_FOLLOW_UP = "Cut to fit the budget; raise max_tokens, or ask `symbol` about one entry."
+"""The advice in words, when the complete call does not fit (or no larger budget is left)."""
+
+
+def _more_tokens(budget: Budget) -> int | None:
+    """Twice this answer's budget (capped), or None when it had the largest budget already."""
+    tokens = int(budget.envelope["budget"]["max_tokens"])
+    return min(bounds.MAX_TOKENS, tokens * 2) if tokens < bounds.MAX_TOKENS else None
+
+
+def _retry(op: str, subject: Entity, *, limit: int, depth: int = 1) -> dict[str, Any]:
+    """The call that asked for this answer, its subject by an identity that resolves to it alone;
+    arguments left at their defaults are left out."""
+    args: dict[str, Any] = {"op": op, "name": subject.identity()}
+    if depth != 1:
+        args["depth"] = depth
+    if limit != DEFAULT_LIMIT:
+        args["limit"] = limit
+    return args
+
+
+def _reserve_follow_up(budget: Budget) -> bool:
+    """Room for the follow-up decided after placement: a complete call's, else the words'; whether
+    the room fits (the words are left in place when neither does)."""
+    for room in ("x" * FOLLOW_UP_CHARS, CUT_FOLLOW_UP):
+        budget.envelope["follow_up"] = room
+        if budget.fits():
+            return True
+    return False
+
+
+def _set_follow_up(budget: Budget, *texts: str) -> None:
+    """The first of `texts` that fits the budget, else none."""
+    for text in texts:
+        budget.envelope["follow_up"] = text
+        if budget.fits():
+            return
+    budget.envelope.pop("follow_up")
 
 
 def code_card(
@@ -187,14 +224,16 @@ class CodeOps:
         envelope, budget = self._envelope(
             "search", scope, max_tokens, bounds.DEFAULT_RECALL_TOKENS, isolation
         )
-        envelope.update(legs=legs, coverage=coverage, items=[], follow_up=CUT_FOLLOW_UP)
+        envelope.update(legs=legs, coverage=coverage, items=[])
+        _reserve_follow_up(budget)
         # every stage timed is measured (as a fixed-width placeholder) before anything is placed
         envelope["timings_ms"] = dict.fromkeys((*watch.laps, "total"), 0.0)
+        no_match = (
+            "No code or docs matched in this scope; try an exact qualified name or path::name, "
+            "or `recall` for memory."
+        )
         if not selected:
-            envelope["follow_up"] = (
-                "No code or docs matched in this scope; try an exact qualified name or path::name, "
-                "or `recall` for memory."
-            )
+            envelope["follow_up"] = no_match
         budget.require_fit("the envelope")
         entries = []
         for rank, cand in enumerate(selected, start=1):
@@ -205,8 +244,25 @@ class CodeOps:
             }
             entries.append((cand.entity.display_name(), [Option(card)]))
         budget.place("items", entries)
-        if selected and not envelope["omissions"]:
+        if not selected:
+            _set_follow_up(
+                budget,
+                "No code or docs matched in this scope; try an exact qualified name or path::name, "
+                "or memory: " + call("recall", query=query),
+                no_match,
+            )
+        elif not envelope["omissions"]:
             envelope["follow_up"] = None
+        else:
+            more = _more_tokens(budget)
+            first = call("symbol", name=selected[0].entity.identity())
+            _set_follow_up(
+                budget,
+                *([f"Cut to fit the budget; retry with more: {call('search', query=query, max_tokens=more)}"]
+                  if more else []),
+                f"Cut to fit the budget; see the first item in full: {first}",
+                CUT_FOLLOW_UP,
+            )  # fmt: skip
         return budget.finish(watch.total())
 
     # -- symbol, callers, callees -------------------------------------------------------------
@@ -240,7 +296,7 @@ class CodeOps:
         budget.require_fit(f"the subject {subject.display_name()!r}")
         directions: dict[str, Direction] = {"callers": "in", "callees": "out", "tests": "out"}
         entries = self._prepare(budget, rels, directions, limit, include_ids, exact=True, tests=marked)
-        self._fill(budget, entries)
+        self._fill(budget, entries, _retry("symbol", subject, limit=limit))
         return budget.finish(watch.total())
 
     def calls(
@@ -273,7 +329,7 @@ class CodeOps:
         entries = self._prepare(
             budget, {key: rel}, {key: direction}, limit, include_ids, exact=depth == 1, tests=tests
         )
-        self._fill(budget, entries)
+        self._fill(budget, entries, _retry(key, subject, limit=limit, depth=depth))
         return budget.finish(watch.total())
 
     def _subject(
@@ -542,16 +598,45 @@ class CodeOps:
                 budget.note(note)
         return entries
 
-    def _fill(self, budget: Budget, entries: dict[str, list[tuple[str, list[Option]]]]) -> None:
+    def _fill(
+        self,
+        budget: Budget,
+        entries: dict[str, list[tuple[str, list[Option]]]],
+        retry: dict[str, Any] | None = None,
+    ) -> None:
         """Smaller directions are placed first so that a wide fan-in cannot crowd out the rest; the
-        JSON keeps the order the directions were reserved in. What does not fit is named."""
+        JSON keeps the order the directions were reserved in. What does not fit is named, and the
+        follow-up is the same call (`retry`: its op and arguments) with a larger budget when one is
+        left, or, at the largest, the call of one cut direction alone (a symbol's callers or
+        callees); the advice in words when neither fits."""
         envelope = budget.envelope
+        had, earlier = "follow_up" in envelope, envelope.get("follow_up")
+        if earlier is None and not _reserve_follow_up(budget):
+            envelope["follow_up"] = None
+            if not had:
+                envelope.pop("follow_up")
         for key in sorted(entries, key=lambda k: len(entries[k])):
             budget.place(key, entries[key])
-        if envelope["omissions"] and envelope.get("follow_up") is None:
-            envelope["follow_up"] = CUT_FOLLOW_UP
-            if not budget.fits():
+        if earlier is not None:
+            return
+        if not envelope["omissions"]:
+            if had:
+                envelope["follow_up"] = None
+            else:
                 envelope.pop("follow_up")
+            return
+        calls = []
+        if retry is not None:
+            op, args = retry["op"], {k: v for k, v in retry.items() if k != "op"}
+            more = _more_tokens(budget)
+            if more:
+                calls.append(f"Cut to fit the budget; retry with more: {call(op, **args, max_tokens=more)}")
+            elif op == "symbol":
+                cut = [om["what"] for om in envelope["omissions"] if om.get("what") in ("callers", "callees")]
+                if cut:
+                    one = call(cut[0], name=args["name"])
+                    calls.append(f"Cut to fit the largest budget; see the {cut[0]} alone: {one}")
+        _set_follow_up(budget, *calls, CUT_FOLLOW_UP)
 
     def _entries(
         self,

@@ -169,15 +169,17 @@ def describe(op: api.Operation) -> str:
     return " ".join(parts)
 
 
-def tools() -> list[types.Tool]:
+def tools(*, output_schemas: bool = True) -> list[types.Tool]:
     """One tool per catalogue operation: the input schema is the request model's, the output schema
-    the answer model's (graphctx.answers), the models the HTTP API publishes (without titles)."""
+    the answer model's (graphctx.answers), the models the HTTP API publishes (without titles).
+    Without `output_schemas` (GRAPHCTX_MCP_OUTPUT_SCHEMAS=off) the tools carry none: a client that
+    hands the whole tools/list to a model then pays about a third of it; answers are unchanged."""
     return [
         types.Tool(
             name=op.name,
             description=describe(op),
             input_schema=schema_of(op.request, absent_not_null=False),
-            output_schema=schema_of(ANSWERS[op.name]),
+            output_schema=schema_of(ANSWERS[op.name]) if output_schemas else None,
             annotations=types.ToolAnnotations(
                 read_only_hint=not op.mutating,
                 destructive_hint=op.name in _DESTRUCTIVE,
@@ -223,10 +225,19 @@ def _call(
     return api.execute(service, principal, name, {} if arguments is None else arguments)
 
 
-def build_mcp(service: ContextService, authenticate: Authenticate, *, name: str = SERVER_NAME) -> Server[Any]:
+def build_mcp(
+    service: ContextService,
+    authenticate: Authenticate,
+    *,
+    name: str = SERVER_NAME,
+    output_schemas: bool | None = None,
+) -> Server[Any]:
     """The MCP server over `service`. `authenticate` turns each call's HTTP headers (None over
-    stdio and in-process) into the principal whose scope the call runs in."""
-    catalogue = tools()
+    stdio and in-process) into the principal whose scope the call runs in. `output_schemas`
+    defaults to the service's setting (mcp_output_schemas)."""
+    if output_schemas is None:
+        output_schemas = service.settings.mcp_output_schemas
+    catalogue = tools(output_schemas=output_schemas)
     schemas = {tool.name: tool.input_schema for tool in catalogue}
 
     async def list_tools(
@@ -444,7 +455,8 @@ def mcp_http_app(
     (e.g. ["127.0.0.1:*", "localhost:*"]): every request must carry an API key, which a page a
     browser was tricked into loading cannot send."""
     authenticate = key_authenticator(keys)
-    server = build_mcp(service, authenticate)
+    settings = settings or service.settings
+    server = build_mcp(service, authenticate, output_schemas=settings.mcp_output_schemas)
     security = (
         TransportSecuritySettings(enable_dns_rebinding_protection=False)
         if allowed_hosts is None
@@ -465,7 +477,6 @@ def mcp_http_app(
     async def endpoint(scope: AsgiScope, receive: Receive, send: Send) -> None:
         await _one_message(manager.handle_request, max_body_bytes, scope, receive, send)
 
-    settings = settings or service.settings
     slots = Slots(
         "MCP streams",
         "mcp_max_streams_per_key",

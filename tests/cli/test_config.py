@@ -164,3 +164,83 @@ def test_verbose_logs_to_stderr_and_quiet_silences_it(home, monkeypatch):
     assert "INFO" not in runner.invoke(app, ["status", "--json"]).stderr
     quiet = runner.invoke(app, ["-q", "-v", "status", "--json"])
     assert quiet.exit_code == 0 and quiet.stderr == ""
+
+
+# -- the adapters' settings: [gremlin] and [hugegraph] tables ---------------------------------------
+
+
+@pytest.fixture
+def no_adapter_env(home, monkeypatch) -> Path:
+    import os
+
+    for name in list(os.environ):
+        if name.startswith(("GRAPHCTX_GREMLIN_", "GRAPHCTX_HUGEGRAPH_")):
+            monkeypatch.delenv(name)
+    return home
+
+
+def test_adapter_settings_come_from_their_table_with_the_same_precedence(no_adapter_env, monkeypatch):
+    home = no_adapter_env
+    data_dir = home / "data"
+    user = user_file(
+        home,
+        f'data_dir = "{data_dir}"\n[gremlin]\nurl = "ws://user:1/gremlin"\npool_size = 2\nretries = 5\n'
+        '[hugegraph]\ngraph = "from_user"\npassword = "hg-s3cret"\n',
+    )
+    local = data_file(data_dir, "[gremlin]\npool_size = 3\nretries = 4\n")
+    monkeypatch.setenv("GRAPHCTX_GREMLIN_RETRIES", "1")
+    got = effective()
+    gremlin, hugegraph = got["sections"]["gremlin"], got["sections"]["hugegraph"]
+    assert gremlin["url"] == {
+        "value": "ws://user:1/gremlin",
+        "source": f"{user} [gremlin]",
+        "env": "GRAPHCTX_GREMLIN_URL",
+    }
+    assert gremlin["pool_size"]["value"] == 3 and gremlin["pool_size"]["source"] == f"{local} [gremlin]"
+    assert gremlin["retries"]["value"] == 1 and gremlin["retries"]["source"] == "env GRAPHCTX_GREMLIN_RETRIES"
+    assert gremlin["backoff_s"] == {"value": 0.2, "source": "default", "env": "GRAPHCTX_GREMLIN_BACKOFF_S"}
+    assert hugegraph["graph"]["value"] == "from_user"
+    assert hugegraph["password"]["value"] == "**********"
+    assert "hg-s3cret" not in json.dumps(got)
+    # the core settings do not take the tables as settings of their own
+    assert "gremlin" not in got["settings"] and got["settings"]["data_dir"]["value"] == str(data_dir)
+    before = cli.out.width
+    cli.out.width = 300
+    try:
+        human = runner.invoke(app, ["config"])
+    finally:
+        cli.out.width = before
+    line = next(x for x in human.stdout.splitlines() if "gremlin.pool_size" in x)
+    assert " 3 " in line and f"{local} [gremlin]" in line
+    assert "hg-s3cret" not in human.stdout
+
+
+def test_the_adapter_connects_where_the_table_of_the_flagged_data_directory_says(no_adapter_env):
+    elsewhere = no_adapter_env / "elsewhere"
+    data_file(
+        elsewhere,
+        'graph_backend = "gremlin"\nembedder = "hashing"\n'
+        '[gremlin]\nurl = "ws://127.0.0.1:9/from-the-table"\nconnect_timeout_s = 1\nretries = 0\n',
+    )
+    result = runner.invoke(app, ["--data-dir", str(elsewhere), "status", "--json"])
+    error = json.loads(result.stdout)["error"]
+    assert error["code"] == "backend_unavailable", error
+    assert error["details"]["url"] == "ws://127.0.0.1:9/from-the-table"
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("[gremlin]\npoolsize = 2\n", "unknown setting gremlin.poolsize"),
+        ("[hugegraph]\npool_size = 0\n", "setting hugegraph.pool_size (from "),
+        ('gremlin = "ws://x"\n', "gremlin must be a table"),
+        ("[cassandra]\nurl = 1\n", "unknown setting 'cassandra'"),
+    ],
+)
+def test_a_bad_adapter_table_is_a_config_error_naming_the_file(no_adapter_env, monkeypatch, text, says):
+    data_dir = no_adapter_env / "data"
+    monkeypatch.setenv("GRAPHCTX_DATA_DIR", str(data_dir))
+    path = data_file(data_dir, text)
+    result = runner.invoke(app, ["config"])
+    assert result.exit_code == 78, result.output
+    assert says in result.stderr and str(path) in result.stderr, result.stderr

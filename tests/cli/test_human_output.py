@@ -3,6 +3,7 @@ sentences, and a demo that names its backends and data directory and cleans up a
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -129,3 +130,83 @@ def test_the_demo_keeps_its_directory_on_request_and_its_try_line_runs(tmp_path)
     )  # fmt: skip
     assert tried.returncode == 0, tried.stderr
     assert json.loads(tried.stdout)["subject"]["name"] == "checkout-api"
+
+
+# -- width: fixed when piped, the terminal's on a terminal ------------------------------------------
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def _config_output(tmp_path: Path, *, stdout_tty: int | None = None, other_tty: int | None = None, **env):
+    """`graphctx config` in a subprocess (a data directory path wider than 80 columns), its stdout
+    a pipe or a terminal `stdout_tty` columns wide; stdin and stderr a pipe or a terminal
+    `other_tty` columns wide. Returns its lines, ANSI styles removed."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHCTX_") and k != "COLUMNS"}
+    environ.update(
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+        GRAPHCTX_DATA_DIR=str(tmp_path / ("a-long-data-directory-name-" * 4)),
+        **env,
+    )
+    terminals = []
+
+    def terminal(columns: int) -> int:
+        master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
+        terminals.append((master, slave))
+        return slave
+
+    other = terminal(other_tty) if other_tty else subprocess.DEVNULL
+    out = terminal(stdout_tty) if stdout_tty else subprocess.PIPE
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "graphctx.cli", "config"],
+        stdin=other, stdout=out, stderr=other if other_tty else subprocess.PIPE, env=environ,
+    )  # fmt: skip
+    try:
+        if stdout_tty:
+            os.close(out)
+            chunks = []
+            while True:
+                try:
+                    chunk = os.read(terminals[-1][0], 65536)
+                except OSError:  # EIO: the terminal's other end closed
+                    break
+                if not chunk:
+                    break
+                chunks.append(chunk)
+            text = b"".join(chunks).decode()
+        else:
+            assert proc.stdout is not None
+            text = proc.stdout.read().decode()
+        assert proc.wait(timeout=120) == 0
+    finally:
+        for master, slave in terminals:
+            for fd in (master, slave):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+    return [ANSI.sub("", line).rstrip("\r") for line in text.splitlines()]
+
+
+def test_piped_output_has_a_fixed_width_whatever_terminal_started_it(tmp_path):
+    from graphctx.cli import PIPED_WIDTH
+
+    piped = _config_output(tmp_path)
+    beside_a_terminal = _config_output(tmp_path, other_tty=60)  # `graphctx config | less` in a terminal
+    assert piped == beside_a_terminal
+    assert max(len(line) for line in piped) <= PIPED_WIDTH
+    data_dir = str(tmp_path / ("a-long-data-directory-name-" * 4))
+    assert any(data_dir in line for line in piped), "a path wider than 80 columns is shown whole"
+    narrow = _config_output(tmp_path, COLUMNS="90")  # an explicit width still wins
+    assert max(len(line) for line in narrow) <= 90 < max(len(line) for line in piped)
+
+
+def test_on_a_terminal_output_follows_its_width(tmp_path):
+    for columns in (100, 150):
+        lines = _config_output(tmp_path, stdout_tty=columns)
+        assert any(line.startswith("config file ") for line in lines)
+        assert max(len(line) for line in lines) <= columns
+        assert max(len(line) for line in lines) > columns - 10  # the table uses the room it has

@@ -111,3 +111,48 @@ def test_bad_input_is_a_typed_error_with_its_exit_status(env, tmp_path):
     assert code == 1 and "missing.diff" in error["error"]["message"]
     code, error = run_json("callers", "shop.tax.rate", "--max-tokens", "256", "--limit", "50")
     assert code == 0 and error["truncated"] is True
+
+
+def _next_command(result) -> list[str]:
+    import shlex
+
+    assert result.exit_code == 0, result.output
+    [line] = [x for x in result.stdout.splitlines() if x.startswith("next: ")]
+    return shlex.split(line.split(": ", 2)[2])
+
+
+@pytest.mark.parametrize(
+    ("argv", "op"),
+    [
+        (["callers", "shop.tax.rate", "--depth", "2", "--max-tokens", "300"], "callers"),
+        (["symbol", "shop.tax.rate", "--max-tokens", "300"], "symbol"),
+        (["search", "cart total tax", "--max-tokens", "300"], "search"),
+    ],
+)
+def test_a_cut_code_answer_prints_the_command_that_gets_more_and_it_runs(env, argv, op):
+    """The follow-up of a code operation is a command line: the same question with twice the budget,
+    which then runs (and shows more than the cut answer did)."""
+    _, cut = run_json(*argv)
+    assert cut["omissions"], "the budget must cut something for this test to mean anything"
+    command = _next_command(runner.invoke(app, argv))
+    assert command[:2] == ["graphctx", op] and command[-2:] == ["--max-tokens", "600"]
+    code, more = run_json(*command[1:])
+    assert code == 0, more
+    assert more["budget"]["max_tokens"] == 600
+    shown = {key: len(more.get(key, [])) for key in ("items", "callers", "callees", "tests")}
+    assert sum(shown.values()) > sum(len(cut.get(key, [])) for key in shown), (cut, more)
+
+
+def test_at_the_largest_budget_a_cut_symbol_points_at_one_direction_alone(env, monkeypatch):
+    from graphctx import bounds
+
+    monkeypatch.setattr(bounds, "MAX_TOKENS", 300)  # the largest budget, small enough to cut this graph
+    argv = ["symbol", "shop.tax.rate", "--max-tokens", "300"]
+    _, cut = run_json(*argv)
+    cut_directions = [om["what"] for om in cut["omissions"] if om["what"] in ("callers", "callees")]
+    assert cut_directions, "the budget must cut a call direction for this test to mean anything"
+    command = _next_command(runner.invoke(app, argv))
+    assert command[1:] == [cut_directions[0], "shop.tax.rate"]
+    code, alone = run_json(*command[1:])
+    assert code == 0 and alone["subject"] == cut["subject"]
+    assert len(alone[cut_directions[0]]) > len(cut.get(cut_directions[0], []))

@@ -686,6 +686,39 @@ async def test_stdio_with_an_api_key_runs_as_the_keys_principal(stdio_data):
             assert "MARKER-A" not in dumps(ok(await call(client, "recall", {"query": "checkout-api"})))
 
 
+async def test_output_schemas_can_be_left_out_of_tools_list_and_answers_stay_the_same(stdio_data):
+    settings, _ = stdio_data
+    env = stdio_env(settings, GRAPHCTX_MCP_OUTPUT_SCHEMAS="off")
+    with anyio.fail_after(120):
+        async with Client(stdio_params(env), mode="auto") as lean:
+            listed = (await lean.list_tools()).tools
+            lean_answer = ok(await call(lean, "recall", {"query": "checkout-api"}))
+        async with Client(stdio_params(stdio_env(settings)), mode="auto") as full:
+            schemas = {t.name: t.output_schema for t in (await full.list_tools()).tools}
+            full_answer = ok(await call(full, "recall", {"query": "checkout-api"}))
+    assert sorted(t.name for t in listed) == OPERATIONS
+    assert [t.name for t in listed if t.output_schema is not None] == []
+    assert all(
+        t.input_schema == schema_of(api.OPERATIONS[t.name].request, absent_not_null=False) for t in listed
+    )
+    assert schemas == {name: schema_of(ANSWERS[name]) for name in OPERATIONS}
+    varies = ("timings_ms", "as_of")  # per call
+    assert {k: v for k, v in lean_answer.items() if k not in varies} == {
+        k: v for k, v in full_answer.items() if k not in varies
+    }
+
+
+def test_an_invalid_output_schemas_setting_is_a_config_error(stdio_data):
+    settings, _ = stdio_data
+    env = {**os.environ, **stdio_env(settings, GRAPHCTX_MCP_OUTPUT_SCHEMAS="sometimes")}
+    done = subprocess.run(
+        [sys.executable, "-m", "graphctx.transports.mcp_stdio"],
+        env=env, cwd=REPO, input="", capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 78
+    assert "GRAPHCTX_MCP_OUTPUT_SCHEMAS" in done.stderr
+
+
 def test_stdio_refuses_to_start_with_a_bad_key(stdio_data):
     settings, _ = stdio_data
     env = {**os.environ, **stdio_env(settings, GRAPHCTX_API_KEY="gctx_000000000000_" + "x" * 43)}
