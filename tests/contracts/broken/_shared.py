@@ -14,12 +14,15 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from tantivy import Occur, Query
 
 from graphctx.adapters.qdrant import EdgeVectorIndex
 from graphctx.adapters.sqlite import SqliteGraphStore, codec, traversal
 from graphctx.adapters.sqlite.db import Key, json_list, ts
 from graphctx.adapters.sqlite.entities import get_by_ids
 from graphctx.adapters.tantivy import TantivyLexicalIndex
+from graphctx.adapters.tantivy.query import text_clauses
+from graphctx.adapters.tantivy.schema import SCOPE_FIELDS
 from graphctx.contracts.datasets import FakeEmbedder
 from graphctx.contracts.graph import GraphStoreContract
 from graphctx.contracts.lexical import LexicalIndexContract
@@ -27,6 +30,7 @@ from graphctx.contracts.vector import VectorIndexContract
 from graphctx.kernel import templates as t
 from graphctx.kernel import walk
 from graphctx.kernel.dispatch import Handler
+from graphctx.kernel.ports import LexicalDoc, LexicalHit
 from graphctx.scope import Scope
 from graphctx.settings import Settings
 
@@ -110,6 +114,17 @@ class InDirQdrantEdge:
 
 class TestControlQdrantEdge(InDirQdrantEdge, VectorIndexContract):
     """The vector contract on the unbroken qdrant-edge index."""
+
+
+def lexical_factory(index_class: type[TantivyLexicalIndex]) -> Callable[[Settings], TantivyLexicalIndex]:
+    """A `graphctx certify` factory for a broken index class: a directory in the settings' data dir."""
+
+    def create(settings: Settings) -> TantivyLexicalIndex:
+        path = Path(settings.data_dir) / "lexical"
+        path.mkdir(parents=True, exist_ok=True)
+        return index_class(path)
+
+    return create
 
 
 def graph_factory(store_class: type[SqliteGraphStore]) -> Callable[[Settings], SqliteGraphStore]:
@@ -223,3 +238,31 @@ class RemembersScopes:
         return sorted(
             self.__dict__.get("_scopes_seen", set()), key=lambda s: (s.tenant_id, s.namespace, s.graph_id)
         )
+
+
+class ScopeFieldBlindLexical(RemembersScopes, TantivyLexicalIndex):
+    """A search whose scope clause binds every scope field but `forgets` (one hand-written clause
+    per field, one of them left out)."""
+
+    forgets: ClassVar[str]
+
+    def upsert(self, scope: Scope, docs: Sequence[LexicalDoc]) -> None:
+        self._remember(scope)
+        super().upsert(scope, docs)
+
+    def search(self, scope: Scope, text: str, k: int) -> list[LexicalHit]:
+        k = max(1, min(k, 100))
+        clauses = text_clauses(self._schema, text, self._english)
+        if not clauses:
+            return []
+        values = dict(zip(SCOPE_FIELDS, (scope.tenant_id, scope.namespace, scope.graph_id), strict=True))
+        scoped = [
+            (Occur.Must, Query.term_query(self._schema, f, values[f]))
+            for f in SCOPE_FIELDS
+            if f != self.forgets
+        ]
+        query = Query.boolean_query([*scoped, (Occur.Must, Query.boolean_query(clauses))])
+        searcher = self._index.searcher()
+        hits = [self._hit(searcher, a, s) for s, a in searcher.search(query, 1000, count=False).hits]
+        hits.sort(key=lambda h: (-h.score, h.entity_id))
+        return hits[:k]

@@ -5,15 +5,13 @@ term, without the scope).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
-from _shared import InRamTantivy, RemembersScopes, TestControlTantivy  # noqa: F401  (the control runs here)
+from _shared import InRamTantivy, RemembersScopes, TestControlTantivy, lexical_factory  # noqa: F401  (the control runs here)
 
 from graphctx.adapters.tantivy import TantivyLexicalIndex
 from graphctx.contracts.lexical import LexicalIndexContract
 from graphctx.kernel.ports import LexicalDoc
 from graphctx.scope import Scope
-from graphctx.settings import Settings
 
 
 class DeleteEverywhere(RemembersScopes, TantivyLexicalIndex):
@@ -32,7 +30,4 @@ class TestBrokenDeleteEverywhere(InRamTantivy, LexicalIndexContract):
     index_class = DeleteEverywhere
 
 
-def create_lexical_index(settings: Settings) -> TantivyLexicalIndex:
-    path = Path(settings.data_dir) / "lexical"
-    path.mkdir(parents=True, exist_ok=True)
-    return DeleteEverywhere(path)
+create_lexical_index = lexical_factory(DeleteEverywhere)

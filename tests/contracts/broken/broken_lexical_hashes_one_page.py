@@ -5,15 +5,13 @@ large scope (and re-indexes it forever).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
-from _shared import InRamTantivy, RemembersScopes, TestControlTantivy  # noqa: F401  (the control runs here)
+from _shared import InRamTantivy, RemembersScopes, TestControlTantivy, lexical_factory  # noqa: F401  (the control runs here)
 
 from graphctx.adapters.tantivy import TantivyLexicalIndex
 from graphctx.contracts.lexical import LexicalIndexContract
 from graphctx.kernel.ports import LexicalDoc
 from graphctx.scope import Scope
-from graphctx.settings import Settings
 
 
 class OnePageHashes(RemembersScopes, TantivyLexicalIndex):
@@ -31,7 +29,4 @@ class TestBrokenOnePageHashes(InRamTantivy, LexicalIndexContract):
     index_class = OnePageHashes
 
 
-def create_lexical_index(settings: Settings) -> TantivyLexicalIndex:
-    path = Path(settings.data_dir) / "lexical"
-    path.mkdir(parents=True, exist_ok=True)
-    return OnePageHashes(path)
+create_lexical_index = lexical_factory(OnePageHashes)

@@ -6,9 +6,8 @@ caller's own out of the answer (nothing foreign is returned).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
-from _shared import InRamTantivy, RemembersScopes, TestControlTantivy  # noqa: F401  (the control runs here)
+from _shared import InRamTantivy, RemembersScopes, TestControlTantivy, lexical_factory  # noqa: F401  (the control runs here)
 from tantivy import Query
 
 from graphctx.adapters.tantivy import TantivyLexicalIndex
@@ -16,7 +15,6 @@ from graphctx.adapters.tantivy.query import text_clauses
 from graphctx.contracts.lexical import LexicalIndexContract
 from graphctx.kernel.ports import LexicalDoc, LexicalHit
 from graphctx.scope import Scope
-from graphctx.settings import Settings
 
 
 class PostFilteringLexical(RemembersScopes, TantivyLexicalIndex):
@@ -46,7 +44,4 @@ class TestBrokenPostFilteringLexical(InRamTantivy, LexicalIndexContract):
     index_class = PostFilteringLexical
 
 
-def create_lexical_index(settings: Settings) -> TantivyLexicalIndex:
-    path = Path(settings.data_dir) / "lexical"
-    path.mkdir(parents=True, exist_ok=True)
-    return PostFilteringLexical(path)
+create_lexical_index = lexical_factory(PostFilteringLexical)

@@ -5,9 +5,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
-from _shared import InRamTantivy, RemembersScopes, TestControlTantivy  # noqa: F401  (the control runs here)
+from _shared import InRamTantivy, RemembersScopes, TestControlTantivy, lexical_factory  # noqa: F401  (the control runs here)
 from tantivy import Occur, Query
 
 from graphctx.adapters.tantivy import TantivyLexicalIndex
@@ -15,7 +14,6 @@ from graphctx.adapters.tantivy.query import scope_filter
 from graphctx.contracts.lexical import LexicalIndexContract
 from graphctx.kernel.ports import LexicalDoc, LexicalHit
 from graphctx.scope import Scope
-from graphctx.settings import Settings
 
 
 class ParsingLexical(RemembersScopes, TantivyLexicalIndex):
@@ -40,7 +38,4 @@ class TestBrokenParsingLexical(InRamTantivy, LexicalIndexContract):
     index_class = ParsingLexical
 
 
-def create_lexical_index(settings: Settings) -> TantivyLexicalIndex:
-    path = Path(settings.data_dir) / "lexical"
-    path.mkdir(parents=True, exist_ok=True)
-    return ParsingLexical(path)
+create_lexical_index = lexical_factory(ParsingLexical)

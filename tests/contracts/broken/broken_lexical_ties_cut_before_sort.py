@@ -5,16 +5,14 @@ straddles the k-th place the engine's own order (insertion) decides which tied d
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
-from _shared import InRamTantivy, RemembersScopes, TestControlTantivy  # noqa: F401  (the control runs here)
+from _shared import InRamTantivy, RemembersScopes, TestControlTantivy, lexical_factory  # noqa: F401  (the control runs here)
 
 from graphctx.adapters.tantivy import TantivyLexicalIndex
 from graphctx.adapters.tantivy.query import search_query
 from graphctx.contracts.lexical import LexicalIndexContract
 from graphctx.kernel.ports import LexicalDoc, LexicalHit
 from graphctx.scope import Scope
-from graphctx.settings import Settings
 
 
 class TiesCutBeforeSort(RemembersScopes, TantivyLexicalIndex):
@@ -40,7 +38,4 @@ class TestBrokenTiesCutBeforeSort(InRamTantivy, LexicalIndexContract):
     index_class = TiesCutBeforeSort
 
 
-def create_lexical_index(settings: Settings) -> TantivyLexicalIndex:
-    path = Path(settings.data_dir) / "lexical"
-    path.mkdir(parents=True, exist_ok=True)
-    return TiesCutBeforeSort(path)
+create_lexical_index = lexical_factory(TiesCutBeforeSort)
