@@ -9,6 +9,9 @@ inherits (struct and interface embedding), implements (method sets) and tested_b
 `BenchmarkX`, `ExampleX`, `FuzzX` in `_test.go` files, with the helpers of test files they call
 followed). A declaration in a file with a build constraint carries it at the end of its signature.
 
+Files are parsed in worker processes when GRAPHCTX_INDEX_WORKERS asks for them
+(graphctx.code.parallel: the same result, in the same order, as parsing here).
+
 Incremental by package: a file's key is the sha256 of its bytes and its import path (a renamed
 module renames its symbols); when any Go file changed, every Go file is parsed and resolved
 (tree-sitter is fast) and the indexer writes only what differs: the changed files, and the
@@ -39,6 +42,7 @@ from graphctx.code.goresolve import (
     is_external_test,
     is_test_func,
 )
+from graphctx.code.parallel import parallel_map
 from graphctx.code.report import IndexReport
 from graphctx.code.summary import first_line
 from graphctx.code.walk import SourceFile
@@ -49,6 +53,10 @@ GO_PACKAGE = "gopkg"  # the walk-less unit kind of a package (its sha covers its
 INTERFACES = "go:interfaces"  # consulted by every file with types or methods; changed with any interface
 HOPS = 3  # test-file helpers followed this deep (as for Python)
 KINDS = {"function": "function", "method": "method", "type": "type"}
+
+
+def _parse(item: tuple[str, bytes]) -> GoFile:
+    return parse_go(*item)
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,15 +177,17 @@ class GoFrontEnd:
     def _build(self) -> None:
         if self.done:
             return
-        parsed: list[GoFile] = []
         total = len(self.sources)
-        for n, (rel, f) in enumerate(sorted(self.sources.items()), start=1):
-            go = parse_go(rel, f.data)
+        items = sorted(self.sources.items())
+        parsed = parallel_map(
+            _parse,
+            [(rel, f.data) for rel, f in items],
+            [len(f.data) for _, f in items],
+            lambda n: self._tick("parsing", n, total),
+        )
+        for go in parsed:
             if go.error:
-                self.report.parse_errors.append(f"{rel}: {go.error}")
-            parsed.append(go)
-            if n % 200 == 0 or n == total:
-                self._tick("parsing", n, total)
+                self.report.parse_errors.append(f"{go.relpath}: {go.error}")
         self._parsed = len(parsed)
         resolver = GoResolver(parsed, self.layout)
         self._implements = Implementations(resolver).compute()
