@@ -13,6 +13,7 @@ returned tokens are ceil(JSON bytes / 4). Misses are listed with their call line
 
     python bench/go_code.py --write                          # the default slice, seeds 0 and 10-13
     python bench/go_code.py --packages strings bytes --seeds 0 --n 10
+    python bench/go_code.py --all --write                    # every package of `go list std`
 """
 
 from __future__ import annotations
@@ -216,11 +217,17 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--packages", nargs="*", default=SLICE)
+    parser.add_argument(
+        "--all", action="store_true", help="every package of `go list std` (the whole library)"
+    )
     parser.add_argument("--seeds", nargs="*", type=int, default=[0, 10, 11, 12, 13])
     parser.add_argument("--n", type=int, default=20)
     parser.add_argument("--data-dir", type=Path, default=HERE / ".work" / "go_code")
     parser.add_argument("--write", action="store_true", help="write the section into docs/results.md")
     args = parser.parse_args()
+    if args.all:
+        listed = subprocess.run([GO, "list", "std"], check=True, capture_output=True, text=True).stdout
+        args.packages = sorted(listed.split())
     data: Path = args.data_dir
     data.mkdir(parents=True, exist_ok=True)
     src = goroot() / "src"
@@ -285,7 +292,7 @@ def main() -> None:
                   index_seconds, noop_seconds, store_bytes, report.as_dict())  # fmt: skip
     print(body)
     if args.write:
-        write_section("go_code", body)
+        write_section("go_code_std" if args.all else "go_code", body)
 
 
 def ratio(hit: int, total: int) -> str:
@@ -295,7 +302,9 @@ def ratio(hit: int, total: int) -> str:
 def render(args, per_seed, misses, miss_kinds, go, copied, n_defs, n_calls, gt_seconds, index_seconds,
            noop_seconds, store_bytes, report) -> str:  # fmt: skip
     command = "python bench/go_code.py" + (" --write" if args.write else "")
-    if args.packages != SLICE:
+    if args.all:
+        command += " --all"
+    elif args.packages != SLICE:
         command += " --packages " + " ".join(args.packages)
     if args.seeds != [0, 10, 11, 12, 13]:
         command += " --seeds " + " ".join(map(str, args.seeds))
