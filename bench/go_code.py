@@ -309,11 +309,12 @@ def render(args, per_seed, misses, miss_kinds, go, copied, n_defs, n_calls, gt_s
     if args.seeds != [0, 10, 11, 12, 13]:
         command += " --seeds " + " ".join(map(str, args.seeds))
     version = subprocess.run([GO, "version"], check=True, capture_output=True, text=True).stdout.strip()
+    what = "packages of `go list std`" if args.all else "slice"
     size = (f"{len(args.packages)} packages of the standard library of {version} "
             f"({copied} .go files, tests included); ground truth {n_defs:,} definitions, {n_calls:,} static "
-            "call edges inside the slice")  # fmt: skip
+            f"call edges inside the {what}")  # fmt: skip
     lines = [
-        "## Go code intelligence against Go's type checker (standard-library slice)",
+        f"## Go code intelligence against Go's type checker (standard-library {what})",
         "",
         header(command, size),
         f"Packages: {' '.join(args.packages)}. Ground truth: bench/go_truth (go/packages + go/types, "
@@ -350,7 +351,8 @@ def render(args, per_seed, misses, miss_kinds, go, copied, n_defs, n_calls, gt_s
     )
     lines += [
         "",
-        f"Index of the slice: {index_seconds:.1f} s ({report['files_seen']} files, "
+        f"Index of the {'tree' if args.all else 'slice'}: {index_seconds:.1f} s "
+        f"({report['files_seen']} files, "
         f"{go.get('packages', 0)} packages; "
         f"{go.get('symbols', 0):,} symbols, {report['facts_written']:,} edges written), no-op re-index "
         f"{noop_seconds:.2f} s (nothing written), store {store_bytes / 1e6:.1f} MB. Calls seen "
@@ -367,8 +369,14 @@ def render(args, per_seed, misses, miss_kinds, go, copied, n_defs, n_calls, gt_s
         "in a file the ground truth's linux/amd64 build leaves out (another GOOS, `//go:build ignore`, an "
         "experiment tag): a real static edge of another configuration.",
         "",
-        "Not measured here: the whole standard library (this is a slice of it), graphify side by side, and "
-        "the Python benchmarks beside these; timings are single runs on a shared 2-core machine.",
+        (
+            "Not measured here: graphify side by side (index time: the index_side_by_side_go section); "
+            "`go list std` leaves out cmd/ and testdata; timings are single runs on a shared 2-core machine."
+            if args.all
+            else "Not measured here: the whole standard library (this is a slice of it; `--all` runs it), "
+            "graphify side by side, and the Python benchmarks beside these; timings are single runs on a "
+            "shared 2-core machine."
+        ),
     ]
     if misses:
         lines += [
