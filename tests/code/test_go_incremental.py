@@ -5,32 +5,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from graphctx.code.indexer import EVERY_PREDICATE
-from graphctx.kernel.templates import FACTS_FROM_ROOTS, FactsFromRootsParams
 from graphctx.scope import Scope
 from graphctx.service import ContextService
 from tests.code.go_fixture import copy_goshop
-from tests.code.index_helpers import graph_hashes, write_repo
-
-
-def _snapshot(service: ContextService, scope: Scope) -> tuple[dict[str, str], set[tuple]]:
-    hashes = graph_hashes(service, scope)
-    facts: set[tuple] = set()
-    for root in sorted(hashes):
-        got = service.stores.graph.run(
-            FACTS_FROM_ROOTS,
-            scope,
-            FactsFromRootsParams(roots=(root,), predicates=EVERY_PREDICATE, direction="out", limit=80),
-        )
-        assert not got.truncated
-        facts |= {(f.id, f.subject_id, f.predicate, f.object_id, f.value, f.valid_to) for f in got.facts}
-    return hashes, facts
+from tests.code.index_helpers import graph_snapshot, write_repo
 
 
 def _fresh(service: ContextService, root: Path, n: int) -> tuple[dict[str, str], set[tuple]]:
     scope = Scope("go-incremental", f"fresh-{n}")
     service.index_repository(scope, root, repo="shop")
-    return _snapshot(service, scope)
+    return graph_snapshot(service, scope)
 
 
 APP = """package main
@@ -65,7 +49,7 @@ def test_edits_re_resolve_only_what_they_reach_and_equal_a_fresh_index(
     scope = Scope("go-incremental", "edited")
     write_repo(root, {"report/report.go": LEAF})
     service.index_repository(scope, root, repo="shop")
-    assert _snapshot(service, scope) == _fresh(service, root, 0)
+    assert graph_snapshot(service, scope) == _fresh(service, root, 0)
 
     cart = (root / "cart" / "cart.go").read_text()
     describe = cart[cart.index("// Describe says") :]
@@ -108,6 +92,6 @@ def test_edits_re_resolve_only_what_they_reach_and_equal_a_fresh_index(
         report = service.index_repository(scope, root, repo="shop")
         assert report.parse_errors == []
         assert report.languages["go"]["files_resolved"] == resolved, f"step {n}"
-        assert _snapshot(service, scope) == _fresh(service, root, n), f"step {n}: {sorted(edit)}"
+        assert graph_snapshot(service, scope) == _fresh(service, root, n), f"step {n}: {sorted(edit)}"
     noop = service.index_repository(scope, root, repo="shop")
     assert (noop.entities_written, noop.facts_written, noop.entities_deleted) == (0, 0, 0)

@@ -10,13 +10,11 @@ from pathlib import Path
 import pytest
 
 from graphctx.code.goparse import parse_go
-from graphctx.code.indexer import EVERY_PREDICATE
 from graphctx.code.parallel import ENV, parallel_map, shares
-from graphctx.kernel.templates import FACTS_FROM_ROOTS, FactsFromRootsParams
 from graphctx.scope import Scope
 from graphctx.service import ContextService
 from tests.code.go_fixture import FIXTURE, copy_goshop
-from tests.code.index_helpers import graph_hashes, write_repo
+from tests.code.index_helpers import graph_snapshot, write_repo
 
 SCOPE = Scope("parallel-parse")
 
@@ -33,20 +31,6 @@ def _fails_in_a_worker(item: tuple[str, bytes]):
     if sys.argv[0].endswith("parallel.py"):  # the worker runs `python -m graphctx.code.parallel`
         raise RuntimeError("a worker that dies")
     return parse_go(*item)
-
-
-def _snapshot(service: ContextService, scope: Scope) -> tuple[dict[str, str], set[tuple]]:
-    hashes = graph_hashes(service, scope)
-    facts: set[tuple] = set()
-    for root in sorted(hashes):
-        got = service.stores.graph.run(
-            FACTS_FROM_ROOTS,
-            scope,
-            FactsFromRootsParams(roots=(root,), predicates=EVERY_PREDICATE, direction="out", limit=80),
-        )
-        assert not got.truncated
-        facts |= {(f.id, f.subject_id, f.predicate, f.object_id, f.value) for f in got.facts}
-    return hashes, facts
 
 
 def test_a_go_file_parses_the_same_every_time():
@@ -100,14 +84,14 @@ def test_an_index_parsed_by_workers_equals_the_serial_index(
     serial_root = copy_goshop(tmp_path / "a")
     monkeypatch.setenv(ENV, "1")
     serial_report = service.index_repository(SCOPE, serial_root, repo="shop").as_dict()
-    serial = _snapshot(service, SCOPE)
+    serial = graph_snapshot(service, SCOPE)
     assert serial[1]  # the fixture has edges
 
     other = Scope("parallel-parse", "workers")
     workers_root = copy_goshop(tmp_path / "b")
     monkeypatch.setenv(ENV, "2")
     report = service.index_repository(other, workers_root, repo="shop").as_dict()
-    assert _snapshot(service, other) == serial
+    assert graph_snapshot(service, other) == serial
     ignore = {"root", "seconds"}
     assert {k: v for k, v in report.items() if k not in ignore} == {
         k: v for k, v in serial_report.items() if k not in ignore
@@ -122,4 +106,4 @@ def test_an_index_parsed_by_workers_equals_the_serial_index(
     monkeypatch.setenv(ENV, "1")
     fresh = Scope("parallel-parse", "fresh")
     service.index_repository(fresh, workers_root, repo="shop")
-    assert _snapshot(service, other) == _snapshot(service, fresh)
+    assert graph_snapshot(service, other) == graph_snapshot(service, fresh)
