@@ -6,6 +6,14 @@ Usage (from the repository root):
 
     python bench/index_speed.py [TREE] [--embedders wordllama,minilm-onnx,hashing] [--sample N] [--write]
 
+    python bench/index_speed.py --go --embedders wordllama --workers 2,1 --graphify [--write]
+
+`--go` indexes the machine's Go standard library ($(go env GOROOT)/src, tests included, as the
+issue-17 study does). `--workers 2,1` runs `graphctx index` once per parse-worker count (the
+GRAPHCTX_INDEX_WORKERS setting; 1 = the serial path) with the first embedder, and `--graphify`
+times `graphify extract --code-only --no-cluster` on the same tree in the same run (bench/_code_graphify.py,
+its pinned virtualenv under --data-dir), so the figures are side by side.
+
 TREE defaults to the non-test CPython standard library (copied as bench/token_reduction.py does: about
 20,000 symbols, the size named by issue 11's speed bar). `--sample N` embeds only N of the tree's texts
 (spread evenly) for the embed-only figure and skips the full index for embedders slower than
@@ -16,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -27,6 +36,7 @@ from _code_data import copy_tree
 from _report import header, write_section
 from token_reduction import DEFAULT_ROOT
 
+from graphctx.code.parallel import ENV
 from graphctx.indexing import embedding_text
 from graphctx.kernel.reads import stored_hashes
 from graphctx.kernel.templates import ENTITY_GET, EntityGetParams
@@ -38,13 +48,79 @@ from graphctx.settings import Settings
 SCOPE = Scope("bench", "speed")
 
 
-def index_once(tree: Path, embedder: str, data_dir: Path) -> dict[str, Any]:
+def index_once(tree: Path, embedder: str, data_dir: Path, workers: str = "") -> dict[str, Any]:
     load = os.getloadavg()[0]
-    with ContextService.open(Settings(data_dir=data_dir, embedder=embedder)) as service:
-        wall, cpu = time.perf_counter(), time.process_time()
-        report = service.index_repository(SCOPE, tree).as_dict()
-        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    return {"wall_s": wall, "cpu_s": cpu, "load_before": load, "report": report}
+    before = os.environ.get(ENV)
+    if workers:
+        os.environ[ENV] = workers
+    try:
+        with ContextService.open(Settings(data_dir=data_dir, embedder=embedder)) as service:
+            wall, cpu = time.perf_counter(), time.process_time()
+            report = service.index_repository(SCOPE, tree).as_dict()
+            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+            noop = time.perf_counter()
+            service.index_repository(SCOPE, tree)
+            noop = time.perf_counter() - noop
+    finally:
+        if before is None:
+            os.environ.pop(ENV, None)
+        else:
+            os.environ[ENV] = before
+    return {"wall_s": wall, "cpu_s": cpu, "noop_s": noop, "load_before": load, "report": report}
+
+
+def side_by_side(args: argparse.Namespace, tree: Path, tmp: Path, what: str) -> str:
+    """graphify extract and graphctx index (per worker count) of one tree, in one run."""
+    from _code_graphify import build, ensure_venv
+
+    rows = []
+    if args.graphify:
+        exe = ensure_venv(args.data_dir.expanduser())
+        g = build(exe, tree, tmp / "graphify-out", tmp / "graphify-home")
+        rows.append(
+            ("graphify extract --code-only --no-cluster", g.seconds, None, g.noop_seconds, g.load_before)
+        )
+        print("graphify", g, file=sys.stderr)
+    embedder = args.embedders.split(",")[0]
+    report: dict[str, Any] = {}
+    for w in args.workers.split(","):
+        run = index_once(tree, embedder, tmp / f"store-w{w}", w)
+        report = run["report"]
+        print("graphctx", w, {k: v for k, v in run.items() if k != "report"}, file=sys.stderr)
+        rows.append(
+            (
+                f"graphctx index, {embedder}, {w} parse worker(s)",
+                run["wall_s"],
+                run["cpu_s"],
+                run["noop_s"],
+                run["load_before"],
+            )
+        )
+    go = report.get("languages", {}).get("go", {})
+    size = (
+        f"{go.get('files', 0):,} Go files, {go.get('packages', 0):,} packages, "
+        f"{go.get('symbols', 0):,} symbols"
+        if go
+        else f"{report.get('modules', 0):,} modules, {report.get('symbols', 0):,} symbols"
+    )
+    command = "python bench/index_speed.py " + " ".join(sys.argv[1:])
+    lines = ["## Indexing time beside graphify", "", header(command.strip(), f"{what}; {size}")]
+    lines += [
+        "| system | wall s | process CPU s | no-op re-run s | load avg before | ÷ graphify |",
+        "|---|---|---|---|---|---|",
+    ]
+    base = rows[0][1] if args.graphify else None
+    for name, wall, cpu, noop, load in rows:
+        ratio = f"{wall / base:.2f}x" if base else "—"
+        cpu_s = f"{cpu:.1f}" if cpu is not None else "— (subprocess)"
+        lines.append(f"| {name} | {wall:.1f} | {cpu_s} | {noop:.1f} | {load:.1f} | {ratio} |")
+    lines.append("")
+    lines.append(
+        "process CPU is this process's only (parse workers are child processes and not counted); "
+        "one run each on a shared 2-core machine: read the ratio, not the seconds."
+    )
+    lines.append("")
+    return "\n".join(lines)
 
 
 def texts_of(data_dir: Path, embedder: str) -> list[str]:
@@ -78,9 +154,18 @@ def main() -> int:
     parser.add_argument("--sample", type=int, default=2000)
     parser.add_argument("--full-max-s", type=float, default=300.0)
     parser.add_argument("--write", action="store_true")
+    parser.add_argument("--go", action="store_true", help="index $(go env GOROOT)/src")
+    parser.add_argument("--workers", default="", help="comma-separated parse-worker counts (side by side)")
+    parser.add_argument("--graphify", action="store_true", help="time graphify extract on the same tree")
+    parser.add_argument("--data-dir", type=Path, default=Path.home() / ".cache" / "graphctx-bench")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="graphctx-speed-") as tmp:
-        if args.tree is None:
+        if args.go:
+            goroot = subprocess.run(["go", "env", "GOROOT"], capture_output=True, text=True, check=True)
+            version = subprocess.run(["go", "env", "GOVERSION"], capture_output=True, text=True, check=True)
+            tree = Path(goroot.stdout.strip()) / "src"
+            what = f"Go {version.stdout.strip()} standard library ({tree}, tests included)"
+        elif args.tree is None:
             tree = Path(tmp) / "stdlib"
             files, size = copy_tree(DEFAULT_ROOT, tree, with_tests=False)
             version = sys.version.split()[0]
@@ -88,6 +173,12 @@ def main() -> int:
         else:
             tree = args.tree
             what = f"{tree}"
+        if args.workers or args.graphify:
+            text = side_by_side(args, tree, Path(tmp), what)
+            print(text)
+            if args.write:
+                write_section("index_side_by_side_go" if args.go else "index_side_by_side", text)
+            return 0
         names = args.embedders.split(",")
         first = index_once(tree, names[0], Path(tmp) / f"store-{names[0]}")
         texts = texts_of(Path(tmp) / f"store-{names[0]}", names[0])

@@ -9,10 +9,17 @@ inherits (struct and interface embedding), implements (method sets) and tested_b
 `BenchmarkX`, `ExampleX`, `FuzzX` in `_test.go` files, with the helpers of test files they call
 followed). A declaration in a file with a build constraint carries it at the end of its signature.
 
+Files are parsed in worker processes when GRAPHCTX_INDEX_WORKERS asks for them
+(graphctx.code.parallel: the same result, in the same order, as parsing here).
+
 Incremental by package: a file's key is the sha256 of its bytes and its import path (a renamed
-module renames its symbols); when any Go file changed, every Go file is parsed and resolved
-(tree-sitter is fast) and the indexer writes only what differs: the changed files, and the
-unchanged ones whose resolution consulted a changed package."""
+module renames its symbols). When any Go file changed, every Go file is parsed (the resolver needs
+every package's declarations), but only the changed packages and the packages that import them,
+directly or through others, are resolved and compared: a file's resolution can consult only its own
+package and what its imports reach, so nothing else can change. A changed package that declares an
+interface re-resolves everything (which types implement it is decided across all packages). The
+indexer writes only what differs: the changed files, and the resolved ones whose resolution
+consulted a changed package."""
 
 from __future__ import annotations
 
@@ -39,6 +46,7 @@ from graphctx.code.goresolve import (
     is_external_test,
     is_test_func,
 )
+from graphctx.code.parallel import parallel_map
 from graphctx.code.report import IndexReport
 from graphctx.code.summary import first_line
 from graphctx.code.walk import SourceFile
@@ -49,6 +57,10 @@ GO_PACKAGE = "gopkg"  # the walk-less unit kind of a package (its sha covers its
 INTERFACES = "go:interfaces"  # consulted by every file with types or methods; changed with any interface
 HOPS = 3  # test-file helpers followed this deep (as for Python)
 KINDS = {"function": "function", "method": "method", "type": "type"}
+
+
+def _parse(item: tuple[str, bytes]) -> GoFile:
+    return parse_go(*item)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +88,9 @@ class GoFrontEnd:
         self.done: dict[str, FileGraph] = {}
         self._parsed = 0
         self._implements: dict[tuple[str, str], list[Def]] = {}
+        self._targets: set[str] | None = None  # the directories resolved; None: all of them
+        self._partial = True  # an incremental run may resolve only what its changes can reach
+        self._resolved = 0  # files resolved by this run
         self._units = self._make_units()
 
     # -- units ----------------------------------------------------------------------------------
@@ -123,7 +138,14 @@ class GoFrontEnd:
         return self.done
 
     def more(self, entity_ids: set[str]) -> dict[str, FileGraph]:
-        if not self.done and any(i.startswith("go:") for i in entity_ids):
+        """Every unit whose edges can reach these entities: their packages' importers, which a
+        partial run resolved already (the entities it re-creates are its own); anything else
+        re-resolves everything."""
+        mine = [ids.parse(i) for i in entity_ids if i.startswith("go:")]
+        dirs = {p.path.rpartition("/")[0] if p.path.endswith(".go") else p.path for p in mine if p}
+        if self._targets is not None and {"" if d == "." else d for d in dirs} - self._targets:
+            self.done, self._targets, self._partial = {}, None, False
+        if not self.done and mine:
             self._build()
         return self.done
 
@@ -162,22 +184,26 @@ class GoFrontEnd:
                 "constrained_files": sum(1 for g in kinds if g.kind == "go" and g.file_entity.signature),
             }
         if counts["files"] or counts["packages"]:
-            report.languages["go"] = counts
+            # a run that parsed Go says how many files it resolved (an incremental one: what its
+            # changes reach)
+            report.languages["go"] = {**counts, "files_resolved": self._resolved} if self._parsed else counts
 
     # -- the build ------------------------------------------------------------------------------
 
     def _build(self) -> None:
         if self.done:
             return
-        parsed: list[GoFile] = []
         total = len(self.sources)
-        for n, (rel, f) in enumerate(sorted(self.sources.items()), start=1):
-            go = parse_go(rel, f.data)
+        items = sorted(self.sources.items())
+        parsed = parallel_map(
+            _parse,
+            [(rel, f.data) for rel, f in items],
+            [len(f.data) for _, f in items],
+            lambda n: self._tick("parsing", n, total),
+        )
+        for go in parsed:
             if go.error:
-                self.report.parse_errors.append(f"{rel}: {go.error}")
-            parsed.append(go)
-            if n % 200 == 0 or n == total:
-                self._tick("parsing", n, total)
+                self.report.parse_errors.append(f"{go.relpath}: {go.error}")
         self._parsed = len(parsed)
         resolver = GoResolver(parsed, self.layout)
         self._implements = Implementations(resolver).compute()
@@ -191,6 +217,11 @@ class GoFrontEnd:
             # which types implement an interface may change with it, and a file's stale implements
             # edge is found only when the file is compared again: every file with types or methods is
             self.go_changes.add(INTERFACES)
+        if self._partial and not self.full and not changed_interfaces:
+            self._targets = self._importers(parsed, self.go_changes)
+            parsed = [go for go in parsed if go.relpath.rpartition("/")[0] in self._targets]
+            total = len(parsed)
+        self._resolved = len(parsed)
         resolved: dict[str, list[_Resolved]] = {}
         consulted: dict[str, frozenset[str]] = {}
         for n, go in enumerate(parsed, start=1):
@@ -211,7 +242,31 @@ class GoFrontEnd:
             if go.is_test:
                 self._tests(go, by_caller, graph)
             self.done[ids.go_id(self.repo, go.relpath)] = graph
-        self._package_graphs(resolver)
+        self._package_graphs(resolver, self._targets)
+
+    def _importers(self, parsed: list[GoFile], paths: set[str]) -> set[str]:
+        """The directories of the packages with these import paths and of every package that
+        imports one of them, directly or through others (test files' imports included)."""
+        path_of: dict[str, str] = {}
+        importers: dict[str, set[str]] = {}  # import path -> directories importing it
+        for go in parsed:
+            d = go.relpath.rpartition("/")[0]
+            path_of.setdefault(d, self._path_of(d))
+            for imp in go.imports:
+                found = self.layout.resolve_import(d, imp.path)
+                for p in {imp.path, self._path_of(found) if found is not None else imp.path}:
+                    importers.setdefault(p, set()).add(d)
+        reached = set(paths)
+        dirs = {d for d, p in path_of.items() if p in reached}
+        frontier = [path_of[d] for d in dirs] + sorted(reached)
+        while frontier:
+            for d in importers.get(frontier.pop(), ()):
+                if d not in dirs:
+                    dirs.add(d)
+                    if path_of[d] not in reached:
+                        reached.add(path_of[d])
+                        frontier.append(path_of[d])
+        return dirs
 
     def _resolve_calls(self, resolver: GoResolver, go: GoFile) -> list[_Resolved]:
         out: list[_Resolved] = []
@@ -367,10 +422,12 @@ class GoFrontEnd:
         for r in by_caller.get((target.rel, target.member), ()):
             self._reach(r.target, line, reached, seen, by_caller, hops + 1)
 
-    def _package_graphs(self, resolver: GoResolver) -> None:
+    def _package_graphs(self, resolver: GoResolver, targets: set[str] | None) -> None:
         by_dir: dict[str, list[GoFile]] = {}
         for f in resolver.files.values():
-            by_dir.setdefault(f.relpath.rpartition("/")[0], []).append(f)
+            d = f.relpath.rpartition("/")[0]
+            if targets is None or d in targets:
+                by_dir.setdefault(d, []).append(f)
         for d, files in sorted(by_dir.items()):
             key = d or "."
             pid = ids.go_id(self.repo, key)

@@ -593,17 +593,18 @@ class _Parser:
             return
         found = QueryCursor(_query()).captures(root)
         calls = self.f.calls
-        for node in found.get("call", ()):
+        for node in sorted(found.get("call", ()), key=_position):  # the captures' order varies
             function = node.child_by_field_name("function")
             literal = function is not None and function.type == "func_literal"
             chain = None if literal else chain_of(function)
             calls.append(GoCall(caller, chain, node.start_point.row + 1, locals_, literal))
-        for node in found.get("conversion", ()):  # F[int](x) may call F: the resolver decides
+        # F[int](x) may call F: the resolver decides
+        for node in sorted(found.get("conversion", ()), key=_position):
             chain = chain_of(node.child_by_field_name("type"))
             if chain:
                 calls.append(GoCall(caller, chain, node.start_point.row + 1, locals_))
         if locals_ is not None:
-            for node in found.get("declares", ()):
+            for node in sorted(found.get("declares", ()), key=_position):
                 self._declares(node, node.type, locals_)
 
     @staticmethod
@@ -639,6 +640,10 @@ class _Parser:
             locals_.add(_text(node.child_by_field_name("name")), None)
         elif kind == "labeled_statement":
             pass
+
+
+def _position(node: Node) -> tuple[int, int]:
+    return (node.start_byte, node.end_byte)
 
 
 def _specs(node: Node) -> list[Node]:

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from graphctx.kernel.templates import ENTITY_HASHES, EntityHashesParams
+from graphctx.code.indexer import EVERY_PREDICATE
+from graphctx.kernel.templates import (
+    ENTITY_HASHES,
+    FACTS_FROM_ROOTS,
+    EntityHashesParams,
+    FactsFromRootsParams,
+)
 from graphctx.scope import Scope
 from graphctx.service import ContextService
 
@@ -32,6 +38,22 @@ def graph_hashes(service: ContextService, scope: Scope) -> dict[str, str]:
             return found
         found.update((i.id, i.content_hash) for i in page)
         after = page[-1].id
+
+
+def graph_snapshot(service: ContextService, scope: Scope) -> tuple[dict[str, str], set[tuple]]:
+    """Every entity id with its content hash, and every edge out of them (id, ends, value, end of
+    validity): what two indexes of the same tree must agree on."""
+    hashes = graph_hashes(service, scope)
+    facts: set[tuple] = set()
+    for root in sorted(hashes):
+        got = service.stores.graph.run(
+            FACTS_FROM_ROOTS,
+            scope,
+            FactsFromRootsParams(roots=(root,), predicates=EVERY_PREDICATE, direction="out", limit=80),
+        )
+        assert not got.truncated
+        facts |= {(f.id, f.subject_id, f.predicate, f.object_id, f.value, f.valid_to) for f in got.facts}
+    return hashes, facts
 
 
 def assert_indexes_match_graph(service: ContextService, scope: Scope) -> dict[str, str]:

@@ -1,0 +1,109 @@
+"""Parsing in worker processes (graphctx.code.parallel) gives exactly what the serial path gives:
+the same parsed files in the same order, and through the indexer the same ids, hashes and facts."""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from pathlib import Path
+
+import pytest
+
+from graphctx.code.goparse import parse_go
+from graphctx.code.parallel import ENV, parallel_map, shares
+from graphctx.scope import Scope
+from graphctx.service import ContextService
+from tests.code.go_fixture import FIXTURE, copy_goshop
+from tests.code.index_helpers import graph_snapshot, write_repo
+
+SCOPE = Scope("parallel-parse")
+
+
+def _go_sources() -> list[tuple[str, bytes]]:
+    return sorted((p.relative_to(FIXTURE).as_posix(), p.read_bytes()) for p in FIXTURE.rglob("*.go"))
+
+
+def _parse(item: tuple[str, bytes]):
+    return parse_go(*item)
+
+
+def _fails_in_a_worker(item: tuple[str, bytes]):
+    if sys.argv[0].endswith("parallel.py"):  # the worker runs `python -m graphctx.code.parallel`
+        raise RuntimeError("a worker that dies")
+    return parse_go(*item)
+
+
+def test_a_go_file_parses_the_same_every_time():
+    """tree-sitter's captures come back in no fixed order; the calls a file lists must not."""
+    sources = _go_sources()
+    assert [parse_go(*s) for s in sources] == [parse_go(*s) for s in sources]
+
+
+def test_shares_are_contiguous_balanced_and_cover_everything():
+    assert shares([1] * 10, 2) == [(0, 5), (5, 10)]
+    assert shares([100, 1, 1, 1], 2) == [(0, 1), (1, 4)]
+    assert shares([5], 4) == [(0, 1)]
+    parts = shares([3, 1, 4, 1, 5, 9, 2, 6], 3)
+    assert parts[0][0] == 0 and parts[-1][1] == 8
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(parts))
+
+
+def test_workers_parse_what_this_process_parses_in_order(monkeypatch: pytest.MonkeyPatch):
+    sources = _go_sources()
+    serial = [parse_go(*s) for s in sources]
+    monkeypatch.setenv(ENV, "2")
+    assert parallel_map(_parse, sources, [len(d) for _, d in sources]) == serial
+
+
+def test_a_failing_worker_falls_back_to_this_process(monkeypatch: pytest.MonkeyPatch):
+    sources = _go_sources()
+    monkeypatch.setenv(ENV, "2")
+    got = parallel_map(_fails_in_a_worker, sources, [len(d) for _, d in sources])
+    assert got == [parse_go(*s) for s in sources]
+
+
+@pytest.mark.parametrize("value", ["1", "0", "-3", "lots", "", "2"])
+def test_one_a_bad_worker_count_or_an_unsendable_function_is_the_serial_path(
+    monkeypatch: pytest.MonkeyPatch, value: str
+):
+    sources = _go_sources()
+    monkeypatch.setenv(ENV, value)
+    calls: list[str] = []
+
+    def parse_here(item: tuple[str, bytes]):
+        calls.append(item[0])  # a closure cannot be sent to a worker: only the serial path runs it
+        return parse_go(*item)
+
+    assert parallel_map(parse_here, sources, [len(d) for _, d in sources]) == [parse_go(*s) for s in sources]
+    assert calls == [rel for rel, _ in sources]
+
+
+def test_an_index_parsed_by_workers_equals_the_serial_index(
+    monkeypatch: pytest.MonkeyPatch, service: ContextService, tmp_path: Path
+):
+    serial_root = copy_goshop(tmp_path / "a")
+    monkeypatch.setenv(ENV, "1")
+    serial_report = service.index_repository(SCOPE, serial_root, repo="shop").as_dict()
+    serial = graph_snapshot(service, SCOPE)
+    assert serial[1]  # the fixture has edges
+
+    other = Scope("parallel-parse", "workers")
+    workers_root = copy_goshop(tmp_path / "b")
+    monkeypatch.setenv(ENV, "2")
+    report = service.index_repository(other, workers_root, repo="shop").as_dict()
+    assert graph_snapshot(service, other) == serial
+    ignore = {"root", "seconds"}
+    assert {k: v for k, v in report.items() if k not in ignore} == {
+        k: v for k, v in serial_report.items() if k not in ignore
+    }
+
+    # an edit re-indexed by workers gives what a fresh serial index of the edited tree gives
+    cart = next(p for p in workers_root.rglob("*.go") if "cart" in p.as_posix() and "_test" not in p.name)
+    write_repo(
+        workers_root, {cart.relative_to(workers_root).as_posix(): cart.read_text() + "\nfunc Extra() {}\n"}
+    )
+    service.index_repository(other, workers_root, repo="shop")
+    monkeypatch.setenv(ENV, "1")
+    fresh = Scope("parallel-parse", "fresh")
+    service.index_repository(fresh, workers_root, repo="shop")
+    assert graph_snapshot(service, other) == graph_snapshot(service, fresh)
