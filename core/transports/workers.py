@@ -118,12 +118,22 @@ class WriterEndpoint:
                 raise InputError(f"the writer does not take {str(method)[:40]!r}")
             scope = Scope(**request["scope"])
             result = getattr(self.service, method)(scope, **request.get("args", {}))
+            self._durable(result)
             return _encode({"ok": result})
         except GraphctxError as exc:
             return _encode({"error": exc.to_dict()})
         except Exception:
             log.exception("a forwarded write failed")
             return _encode({"error": {"code": "internal_error", "message": "the writer process failed"}})
+
+    def _durable(self, result: Any) -> None:
+        """The reader answering this write reads the stores read-only: they show a write once its
+        index flush ran, so the writer flushes before it answers (concurrent writes share flushes)."""
+        try:
+            self.service.flush()
+        except GraphctxError as exc:  # the write is journaled: the next flush completes it
+            if isinstance(result, dict):
+                result.setdefault("index_errors", []).append(exc.message)
 
 
 class WriterLink:
