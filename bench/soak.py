@@ -7,7 +7,8 @@ mode, one after the other, each on a fresh data directory: `on` / `off` are this
 on / off (GRAPHCTX_GROUP_COMMIT); `main` is another source tree (`--baseline DIR`, for example
 `git archive main | tar -x -C DIR`) with its defaults; `floor` is bench/_fastapi_floor.py (a bare
 FastAPI endpoint answering every route at once, no stores) under the same load client: what the
-client, loopback and uvicorn cost on their own on this machine. The server's CPU per request (utime +
+client, loopback and uvicorn cost on their own on this machine. A mode may add settings for its server:
+`on+GRAPHCTX_READ_CONCURRENCY=4+GRAPHCTX_INDEX_FLUSH_MS=0`. The server's CPU per request (utime +
 stime over the run / requests answered) and the load average are reported beside the latencies: the
 clients are a closed loop with no think time, so on a saturated machine latency is mostly queueing
 (about clients / throughput), not the work of one request.
@@ -179,10 +180,17 @@ def soak(
         for r in map(json.loads, sample_path().read_text("utf-8").splitlines())
         if r.get("kind") == "entity"
     ]
-    os.environ["GRAPHCTX_GROUP_COMMIT"] = "0" if mode == "off" else "1"
+    base, *overrides = mode.split("+")
+    extra = dict(o.split("=", 1) for o in overrides)
+    os.environ["GRAPHCTX_GROUP_COMMIT"] = "0" if base == "off" else "1"
+    os.environ.update(extra)
     port = free_port()
-    kind = "floor" if mode == "floor" else "graphctx"
-    proc = start(kind, 1, store, args.embedder, port, baseline if mode == "main" else None)
+    kind = "floor" if base == "floor" else "graphctx"
+    try:
+        proc = start(kind, 1, store, args.embedder, port, baseline if base == "main" else None)
+    finally:
+        for name in extra:
+            os.environ.pop(name, None)
     writers = max(1, round(args.clients * args.write_share))
     run = Run(mode)
     stop_event = threading.Event()
@@ -219,7 +227,7 @@ def soak(
     finally:
         stop_event.set()
         exit_status = stop(proc)
-    if mode == "floor":
+    if base == "floor":
         return run, {"graph": 0, "lexical": 0, "vector": 0}, stuck, exit_status
     missing = check_writes(data, args.embedder, run.acked)
     return run, missing, stuck, exit_status
@@ -270,9 +278,9 @@ def main() -> None:
     parser.add_argument("--write", action="store_true", help="Write the results to docs/results.md.")
     args = parser.parse_args()
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
-    if not modes or any(m not in ("on", "off", "main", "floor") for m in modes):
+    if not modes or any(m.split("+")[0] not in ("on", "off", "main", "floor") for m in modes):
         raise SystemExit("--modes takes a comma-separated list of on, off, main, floor")
-    if "main" in modes and args.baseline is None:
+    if any(m.split("+")[0] == "main" for m in modes) and args.baseline is None:
         raise SystemExit("the main mode needs --baseline DIR")
 
     work = Path(tempfile.mkdtemp(prefix="graphctx-soak-"))

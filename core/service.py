@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import itertools
 import logging
@@ -25,6 +26,7 @@ from graphctx.datadir import Mode, exposed, process_usage, writer_pid
 from graphctx.durability import DeferredFlush
 from graphctx.envelope import Budget, Option, call, open_envelope
 from graphctx.errors import BackendUnavailable, GraphctxError, ReadOnly, WriteIncomplete, from_validation
+from graphctx.gate import FairGate
 from graphctx.group import GroupCommit
 from graphctx.kernel.ports import DefersDurability, ReportsCaches
 from graphctx.kernel.reads import batches, facts_of
@@ -74,13 +76,26 @@ def _bounded(method: F, *, write: bool = False) -> F:
         token = next(self._tokens)
         seconds = self.settings.write_deadline_s if write else self.settings.deadline_s
         self._running[token] = (method.__name__, time.monotonic(), seconds)
+        gate = None if write or _in_read.get() else self._read_gate
         try:
             with deadlines.within(seconds):
-                return method(self, *args, **kwargs)
+                if gate is None:
+                    return method(self, *args, **kwargs)
+                deadlines.acquire(gate, "a read slot (settings.read_concurrency)")
+                entered = _in_read.set(True)
+                try:
+                    return method(self, *args, **kwargs)
+                finally:
+                    _in_read.reset(entered)
+                    gate.release()
         finally:
             self._running.pop(token, None)
 
     return cast(F, run)
+
+
+_in_read: contextvars.ContextVar[bool] = contextvars.ContextVar("graphctx_in_read", default=False)
+"""Inside a read that holds a slot of the read gate: an operation it calls does not take another."""
 
 
 def _bounded_write(method: F) -> F:
@@ -106,6 +121,8 @@ class ContextService:
         self.settings = settings or Settings()
         self.clock = clock or utc_now
         self._executor = LegRunner()
+        slots = self.settings.read_concurrency
+        self._read_gate: FairGate | None = FairGate(slots) if slots > 0 else None
         self._running: dict[int, tuple[str, float, float]] = {}
         """Operations in flight: (name, started); what `stuck_operations` reads."""
         self._tokens = itertools.count()

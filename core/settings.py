@@ -118,6 +118,14 @@ class Settings(BaseSettings):
     group_commit_max: int = Field(
         default=64, ge=1, le=1000, description="Most `remember` calls committed as one batch."
     )
+    read_concurrency: int = Field(
+        default=0,
+        ge=0,
+        le=256,
+        description="Read operations of one process running at once; more wait their turn in order, "
+        "within their deadline (0: no limit). Reads are CPU-bound Python: a few at once keep the cores "
+        "busy, more only lengthen every write's waits for the interpreter lock.",
+    )
     index_flush_ms: float = Field(
         default=100.0,
         ge=0,
