@@ -376,7 +376,7 @@ HTTP_STATUS: tuple[tuple[type[GraphctxError], int], ...] = (
     (OverCapacity, 503),
     (BackendUnavailable, 503),
     (BackendError, 502),
-    (ConfigError, 500),
+    (ConfigError, 503),  # the server's configuration, not the request: typed, retry after a fix
 )
 
 
