@@ -187,7 +187,7 @@ def soak(
     port = free_port()
     kind = "floor" if base == "floor" else "graphctx"
     try:
-        proc = start(kind, 1, store, args.embedder, port, baseline if base == "main" else None)
+        proc = start(kind, args.workers, store, args.embedder, port, baseline if base == "main" else None)
     finally:
         for name in extra:
             os.environ.pop(name, None)
@@ -273,6 +273,9 @@ def main() -> None:
     parser.add_argument(
         "--modes", default="on,off", help="Comma-separated: on, off, main (needs --baseline), floor."
     )
+    parser.add_argument(
+        "--workers", type=int, default=1, help="serve --workers (1: one process; N: a writer + N readers)"
+    )
     parser.add_argument("--baseline", type=Path, help="another graphctx source tree, the `main` mode")
     parser.add_argument("--embedder", default="wordllama")
     parser.add_argument("--write", action="store_true", help="Write the results to docs/results.md.")
@@ -322,6 +325,7 @@ def main() -> None:
     writers = max(1, round(args.clients * args.write_share))
     command = (
         f"python bench/soak.py --clients {args.clients} --write-share {args.write_share:g} "
+        f"--workers {args.workers} "
         f"--duration {args.duration:g} --modes {','.join(modes)}"
         + (" --baseline DIR" if args.baseline else "")
         + " --write"
@@ -330,7 +334,8 @@ def main() -> None:
         "### Soak: `graphctx serve` under mixed reads and writes (embedded default)\n\n"
         + header(
             command,
-            f"the demo memory, embedder {args.embedder}; {args.clients} clients on loopback (one keep-alive "
+            f"the demo memory, embedder {args.embedder}; `serve --workers {args.workers}`; "
+            f"{args.clients} clients on loopback (one keep-alive "
             f"httpx connection each), {writers} writing (`remember`: one entity + one fact a call, as fast "
             f"as answered), the others reading ({int((1 - EXPLAIN_SHARE) * 100)} % recall, "
             f"{int(EXPLAIN_SHARE * 100)} % explain); {args.duration:g} s per mode, modes run one after the "

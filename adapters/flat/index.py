@@ -259,14 +259,16 @@ class FlatVectorIndex:
 
     def close(self) -> None:
         with self._lock:
-            for shard in self._shards.values() if not self._closed else ():
-                shard.sync()
-            self._closed = True
-            self._shards.clear()
-            lock, self._writer_lock = self._writer_lock, None
-            if lock is not None:
-                with contextlib.suppress(OSError):
-                    lock.close()
+            try:
+                for shard in self._shards.values() if not self._closed else ():
+                    shard.sync()  # a failure leaves the writes journaled: the next open replays them
+            finally:
+                self._closed = True
+                self._shards.clear()
+                lock, self._writer_lock = self._writer_lock, None
+                if lock is not None:
+                    with contextlib.suppress(OSError):
+                        lock.close()
 
     def _writable(self, scope: Scope) -> ScopeShard:
         if self.read_only:

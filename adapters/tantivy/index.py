@@ -191,8 +191,13 @@ class TantivyLexicalIndex:
             return len(self._pending)
 
     def close(self) -> None:
-        if self._overlay is not None and self._open and self._writer is not None:
-            self.flush()
+        try:
+            if self._overlay is not None and self._open and self._writer is not None:
+                self.flush()  # a failure leaves the writes journaled: the next open replays them
+        finally:
+            self._close()
+
+    def _close(self) -> None:
         with self._lock:
             self._open = False
             writer, self._writer = self._writer, None
