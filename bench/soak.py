@@ -2,10 +2,18 @@
 share of them writing (`remember`: one entity and one fact a call), the rest reading (recall, explain),
 for a bounded time. Every 30 s the server's RSS and open file descriptors are sampled; latencies are
 reported per minute (median, p95). Afterwards the server is stopped and every acknowledged write is
-checked in the graph, the lexical index and the vector index. With `--modes on,off` the same load runs
-twice side by side, group commit on and off (GRAPHCTX_GROUP_COMMIT), each on a fresh data directory.
+checked in the graph, the lexical index and the vector index. `--modes` runs the same load once per
+mode, one after the other, each on a fresh data directory: `on` / `off` are this tree with group commit
+on / off (GRAPHCTX_GROUP_COMMIT); `main` is another source tree (`--baseline DIR`, for example
+`git archive main | tar -x -C DIR`) with its defaults; `floor` is bench/_fastapi_floor.py (a bare
+FastAPI endpoint answering every route at once, no stores) under the same load client: what the
+client, loopback and uvicorn cost on their own on this machine. A mode may add settings for its server:
+`on+GRAPHCTX_READ_CONCURRENCY=4+GRAPHCTX_INDEX_FLUSH_MS=0`. The server's CPU per request (utime +
+stime over the run / requests answered) and the load average are reported beside the latencies: the
+clients are a closed loop with no think time, so on a saturated machine latency is mostly queueing
+(about clients / throughput), not the work of one request.
 
-    python bench/soak.py --duration 180 --modes on,off --write
+    python bench/soak.py --duration 180 --modes floor,main,on --baseline /tmp/graphctx-main --write
 
 Results go to docs/results.md only with --write. Exits 1 on an error, a lost write or a stuck client.
 """
@@ -25,17 +33,19 @@ from pathlib import Path
 
 import httpx
 from _report import header, percentile, write_section
-from service_load import SCOPE, free_port, prepare, start_server, stop_server
+from service_load import _tree_cpu_s, connect, demo_store, free_port, layout, start, stop
 
 from graphctx.cli import DEMO_QUERIES
 from graphctx.demo import sample_path
 from graphctx.kernel.reads import batches
 from graphctx.kernel.templates import ENTITY_GET, EntityGetParams
+from graphctx.scope import Scope
 from graphctx.service import ContextService
 from graphctx.settings import Settings
 
 SAMPLE_S = 30.0
 EXPLAIN_SHARE = 0.3
+SCOPE = Scope("demo", "default")
 SHED = "over_capacity"
 """The served surface's admission control refusing a request past its concurrency limit (a typed 503
 with Retry-After): counted apart from errors."""
@@ -52,6 +62,10 @@ class Run:
     acked: list[str] = field(default_factory=list)
     samples: list[tuple[float, int, int]] = field(default_factory=list)
     """(seconds since start, RSS bytes, open fds) of the server."""
+    cpu_s: float = 0.0
+    """The server's CPU seconds (utime + stime) over the load."""
+    load: tuple[float, float] = (0.0, 0.0)
+    """The 1-minute load average at the start and at the end of the load."""
 
     def ok(self, kind: str, ms: float, written: str | None = None) -> None:
         with self.lock:
@@ -156,34 +170,49 @@ def check_writes(data_dir: Path, embedder: str, acked: list[str]) -> dict[str, i
     }
 
 
-def soak(mode: str, work: Path, args: argparse.Namespace) -> tuple[Run, dict[str, int], int, int]:
+def soak(
+    mode: str, work: Path, args: argparse.Namespace, baseline: Path | None
+) -> tuple[Run, dict[str, int], int, int]:
     data = work / mode / "data"
-    token, names, _ = prepare(data, args.embedder)
+    store = demo_store(data, args.embedder)
     ids = [
         r["id"]
         for r in map(json.loads, sample_path().read_text("utf-8").splitlines())
         if r.get("kind") == "entity"
     ]
-    os.environ["GRAPHCTX_GROUP_COMMIT"] = "1" if mode == "on" else "0"
+    base, *overrides = mode.split("+")
+    extra = dict(o.split("=", 1) for o in overrides)
+    os.environ["GRAPHCTX_GROUP_COMMIT"] = "0" if base == "off" else "1"
+    os.environ.update(extra)
     port = free_port()
-    proc = start_server(data, args.embedder, port)
+    kind = "floor" if base == "floor" else "graphctx"
+    try:
+        proc = start(kind, args.workers, store, args.embedder, port, baseline if base == "main" else None)
+    finally:
+        for name in extra:
+            os.environ.pop(name, None)
     writers = max(1, round(args.clients * args.write_share))
     run = Run(mode)
-    stop = threading.Event()
+    stop_event = threading.Event()
     try:
-        headers = {"Authorization": f"Bearer {token}"}
         url = f"http://127.0.0.1:{port}"
+        clients = [connect(url, store, i) for i in range(args.clients)]
+        run.load = (os.getloadavg()[0], 0.0)
+        cpu = _tree_cpu_s(proc.pid)
         stop_at = time.monotonic() + args.duration
         run.started = time.monotonic()
-        watch = threading.Thread(target=sampler, args=(proc.pid, run, stop, args.sample), daemon=True)
+        watch = threading.Thread(target=sampler, args=(proc.pid, run, stop_event, args.sample), daemon=True)
         watch.start()
 
         def client(i: int) -> None:
-            with httpx.Client(base_url=url, headers=headers, timeout=60.0) as http:
+            http = clients[i]
+            try:
                 if i < writers:
                     writer(http, run, i, ids, stop_at)
                 else:
-                    reader(http, run, i, names, stop_at)
+                    reader(http, run, i, store.names, stop_at)
+            finally:
+                http.close()
 
         threads = [threading.Thread(target=client, args=(i,)) for i in range(args.clients)]
         for t in threads:
@@ -191,11 +220,15 @@ def soak(mode: str, work: Path, args: argparse.Namespace) -> tuple[Run, dict[str
         for t in threads:
             t.join(args.duration + 120)
         stuck = sum(t.is_alive() for t in threads)
-        stop.set()
+        run.cpu_s = _tree_cpu_s(proc.pid) - cpu
+        run.load = (run.load[0], os.getloadavg()[0])
+        stop_event.set()
         watch.join(5)
     finally:
-        stop.set()
-        exit_status = stop_server(proc)
+        stop_event.set()
+        exit_status = stop(proc)
+    if base == "floor":
+        return run, {"graph": 0, "lexical": 0, "vector": 0}, stuck, exit_status
     missing = check_writes(data, args.embedder, run.acked)
     return run, missing, stuck, exit_status
 
@@ -237,21 +270,32 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=180.0, help="Seconds of load per mode.")
     parser.add_argument("--sample", type=float, default=SAMPLE_S, help="Seconds between RSS / fd samples.")
     parser.add_argument("--warmup", type=float, default=30.0, help="RSS growth is measured from here on.")
-    parser.add_argument("--modes", default="on,off", help="Group commit on, off, or both (on,off).")
+    parser.add_argument(
+        "--modes", default="on,off", help="Comma-separated: on, off, main (needs --baseline), floor."
+    )
+    parser.add_argument(
+        "--workers", type=int, default=1, help="serve --workers (1: one process; N: a writer + N readers)"
+    )
+    parser.add_argument("--baseline", type=Path, help="another graphctx source tree, the `main` mode")
     parser.add_argument("--embedder", default="wordllama")
     parser.add_argument("--write", action="store_true", help="Write the results to docs/results.md.")
     args = parser.parse_args()
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
-    if not modes or any(m not in ("on", "off") for m in modes):
-        raise SystemExit("--modes takes on, off or on,off")
+    if not modes or any(m.split("+")[0] not in ("on", "off", "main", "floor") for m in modes):
+        raise SystemExit("--modes takes a comma-separated list of on, off, main, floor")
+    if any(m.split("+")[0] == "main" for m in modes) and args.baseline is None:
+        raise SystemExit("the main mode needs --baseline DIR")
 
     work = Path(tempfile.mkdtemp(prefix="graphctx-soak-"))
+    baseline = layout(args.baseline) if args.baseline else None
     results = []
     try:
         for mode in modes:
-            results.append(soak(mode, work, args))
+            results.append(soak(mode, work, args, baseline))
     finally:
         shutil.rmtree(work, ignore_errors=True)
+        if baseline is not None:
+            shutil.rmtree(baseline, ignore_errors=True)
 
     summary_rows, minute_rows, memory_lines = [], [], []
     failed = False
@@ -266,26 +310,32 @@ def main() -> None:
         summary_rows.append(
             f"| {run.mode} | {len(reads):,} | {percentile(reads, 0.5):.0f} / {percentile(reads, 0.95):.0f} | "
             f"{len(writes):,} | {len(writes) / args.duration:.1f} | {percentile(writes, 0.5):.0f} / "
-            f"{percentile(writes, 0.95):.0f} / {percentile(writes, 0.99):.0f} | {errors} | {shed} | "
-            f"{missing['graph']} / {missing['lexical']} / {missing['vector']} | {growth:+.1f} % |"
+            f"{percentile(writes, 0.95):.0f} / {percentile(writes, 0.99):.0f} | "
+            f"{run.cpu_s * 1000 / max(1, len(reads) + len(writes)):.1f} | {errors} | {shed} | "
+            f"{missing['graph']} / {missing['lexical']} / {missing['vector']} | {growth:+.1f} % | "
+            f"{run.load[0]:.1f} / {run.load[1]:.1f} |"
         )
         minute_rows += _minutes(run, args.duration)
         error_text = ", ".join(f"{k}: {v}" for k, v in sorted(run.errors.items())) or "none"
         memory_lines.append(
-            f"- group commit {run.mode}: RSS / open fds every {args.sample:g} s: {series}; "
+            f"- {run.mode}: RSS / open fds every {args.sample:g} s: {series}; "
             f"errors: {error_text}; "
             f"clients stuck: {stuck}; server exit status after SIGTERM: {exit_status}"
         )
     writers = max(1, round(args.clients * args.write_share))
     command = (
         f"python bench/soak.py --clients {args.clients} --write-share {args.write_share:g} "
-        f"--duration {args.duration:g} --modes {','.join(modes)} --write"
+        f"--workers {args.workers} "
+        f"--duration {args.duration:g} --modes {','.join(modes)}"
+        + (" --baseline DIR" if args.baseline else "")
+        + " --write"
     )
     body = (
         "### Soak: `graphctx serve` under mixed reads and writes (embedded default)\n\n"
         + header(
             command,
-            f"the demo memory, embedder {args.embedder}; {args.clients} clients on loopback (one keep-alive "
+            f"the demo memory, embedder {args.embedder}; `serve --workers {args.workers}`; "
+            f"{args.clients} clients on loopback (one keep-alive "
             f"httpx connection each), {writers} writing (`remember`: one entity + one fact a call, as fast "
             f"as answered), the others reading ({int((1 - EXPLAIN_SHARE) * 100)} % recall, "
             f"{int(EXPLAIN_SHARE * 100)} % explain); {args.duration:g} s per mode, modes run one after the "
@@ -297,10 +347,15 @@ def main() -> None:
         "missing afterwards from the graph / lexical / vector store. RSS growth is from the first sample "
         f"after {args.warmup:g} s to the last. The server and all clients share the machine's 2 cores "
         "(and other engineers' jobs), so compare the modes with each other, not with other tables.\n\n"
-        "| group commit | reads | read p50 / p95 ms | writes | writes/s | write p50 / p95 / p99 ms | "
-        "errors | shed (503) | lost (graph / lexical / vector) | RSS growth after warm-up |\n"
-        "|---|---|---|---|---|---|---|---|---|---|\n" + "\n".join(summary_rows) + "\n\nPer minute:\n\n"
-        "| group commit | minute | reads | read p50 / p95 ms | writes | write p50 / p95 ms |\n"
+        "Modes: `on` / `off` this tree with group commit on / off, `main` the baseline tree, `floor` a "
+        "bare FastAPI endpoint (bench/_fastapi_floor.py, no stores) under the same clients.\n\n"
+        "| mode | reads | read p50 / p95 ms | writes | writes/s | write p50 / p95 / p99 ms | "
+        "server CPU ms / request | errors | shed (503) | lost (graph / lexical / vector) | "
+        "RSS growth after warm-up | load avg start / end |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+        + "\n".join(summary_rows)
+        + "\n\nPer minute:\n\n"
+        "| mode | minute | reads | read p50 / p95 ms | writes | write p50 / p95 ms |\n"
         "|---|---|---|---|---|---|\n" + "\n".join(minute_rows) + "\n\n" + "\n".join(memory_lines) + "\n"
     )
     print(body)

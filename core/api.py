@@ -296,7 +296,15 @@ def _status(s: ContextService, scope: Scope, _: EmptyRequest) -> dict[str, Any]:
     report = s.status(scope)
     report.pop("data_dir", None)  # a server's paths are not the caller's business
     # others' activity, the host's memory
-    for store_wide in ("pending_index_work", "mode", "writer_pid", "exposed", "group_commit", "memory"):
+    for store_wide in (
+        "pending_index_work",
+        "mode",
+        "writer_pid",
+        "exposed",
+        "group_commit",
+        "index_flush",
+        "memory",
+    ):
         report.pop(store_wide, None)
     return report
 
@@ -368,7 +376,7 @@ HTTP_STATUS: tuple[tuple[type[GraphctxError], int], ...] = (
     (OverCapacity, 503),
     (BackendUnavailable, 503),
     (BackendError, 502),
-    (ConfigError, 500),
+    (ConfigError, 503),  # the server's configuration, not the request: typed, retry after a fix
 )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import itertools
 import logging
@@ -22,10 +23,12 @@ from graphctx.code.ops import DEFAULT_LIMIT, CodeOps
 from graphctx.code.report import IndexReport
 from graphctx.code.repos import list_repositories
 from graphctx.datadir import Mode, exposed, process_usage, writer_pid
+from graphctx.durability import DeferredFlush
 from graphctx.envelope import Budget, Option, call, open_envelope
 from graphctx.errors import BackendUnavailable, GraphctxError, ReadOnly, WriteIncomplete, from_validation
+from graphctx.gate import FairGate
 from graphctx.group import GroupCommit
-from graphctx.kernel.ports import ReportsCaches
+from graphctx.kernel.ports import DefersDurability, ReportsCaches
 from graphctx.kernel.reads import batches, facts_of
 from graphctx.kernel.rules import endpoints
 from graphctx.kernel.stores import Stores, open_stores
@@ -74,13 +77,26 @@ def _bounded(method: F, *, write: bool = False) -> F:
         token = next(self._tokens)
         seconds = self.settings.write_deadline_s if write else self.settings.deadline_s
         self._running[token] = (method.__name__, time.monotonic(), seconds)
+        gate = None if write or _in_read.get() else self._read_gate
         try:
             with deadlines.within(seconds):
-                return method(self, *args, **kwargs)
+                if gate is None:
+                    return method(self, *args, **kwargs)
+                deadlines.acquire(gate, "a read slot (settings.read_concurrency)")
+                entered = _in_read.set(True)
+                try:
+                    return method(self, *args, **kwargs)
+                finally:
+                    _in_read.reset(entered)
+                    gate.release()
         finally:
             self._running.pop(token, None)
 
     return cast(F, run)
+
+
+_in_read: contextvars.ContextVar[bool] = contextvars.ContextVar("graphctx_in_read", default=False)
+"""Inside a read that holds a slot of the read gate: an operation it calls does not take another."""
 
 
 def _bounded_write(method: F) -> F:
@@ -106,6 +122,8 @@ class ContextService:
         self.settings = settings or Settings()
         self.clock = clock or utc_now
         self._executor = LegRunner()
+        slots = self.settings.read_concurrency
+        self._read_gate: FairGate | None = FairGate(slots) if slots > 0 else None
         self._running: dict[int, tuple[str, float, float]] = {}
         """Operations in flight: (name, started); what `stuck_operations` reads."""
         self._tokens = itertools.count()
@@ -128,6 +146,7 @@ class ContextService:
         )
         self.code = CodeOps(self.stores, self.retriever, self.clock)
         if stores.mode == "write":
+            self._defer_durability()
             self.sync.refill_rebuilt()
         self.recovered: dict[str, Any] = {}
         """What the open for writing completed (journaled writes, index work)."""
@@ -172,9 +191,32 @@ class ContextService:
         finally:
             self._writes.release()
 
+    def _defer_durability(self) -> None:
+        """Writes acknowledged before the indexes' disk commits (settings.index_flush_ms), when every
+        index can defer them (core/durability.py)."""
+        indexes = [i for i in (self.stores.lexical, self.stores.vector) if i is not None]
+        if self.settings.index_flush_ms <= 0 or not all(isinstance(i, DefersDurability) for i in indexes):
+            return
+        if any([i.defer_durability() for i in indexes if isinstance(i, DefersDurability)]):
+            journal = self.stores.journal
+
+            def complete(seqs: Sequence[int]) -> None:
+                for seq in seqs:
+                    journal.complete_write(seq)
+
+            self.sync.deferred = DeferredFlush(self.sync.flush, complete, self.settings.index_flush_ms / 1000)
+
+    def flush(self) -> None:
+        """Make every acknowledged write durable in the indexes now and complete its journal entry
+        (otherwise done in the background within settings.index_flush_ms)."""
+        if self.sync.deferred is not None and not self.sync.deferred.flush_now():
+            raise BackendUnavailable("the index flush failed; the writes stay journaled (see the log)")
+
     def close(self) -> None:
         """Close every store; in-flight reads are abandoned. Also `with ContextService.open(...)`."""
         self._executor.shutdown(wait=False, cancel_futures=True)
+        if self.sync.deferred is not None:
+            self.sync.deferred.close()  # the last acknowledged writes made durable, entries completed
         self.stores.close()
 
     def __enter__(self) -> ContextService:
@@ -690,14 +732,21 @@ class ContextService:
             vectors = len(self.stores.vector.hashes(scope)) if self.stores.vector is not None else 0
         except BackendUnavailable:  # a reader beside a writer holding the vector shard
             vectors = None
+        flushing = len(self.sync.deferred.held()) if self.sync.deferred is not None else 0
         return {
             "scope": scope.as_dict(),
             "backends": {**self.stores.describe(), "catalog": CATALOG_VERSION},
             "graph": stats.model_dump(),
             "lexical_docs": len(self.stores.lexical.hashes(scope)),
             "vectors": vectors,
-            "pending_index_work": self.stores.journal.count_pending(),
+            # index work to repair; writes waiting for their background flush are in index_flush
+            "pending_index_work": max(0, self.stores.journal.count_pending() - flushing),
             "group_commit": {"enabled": self.settings.group_commit, **self._group.stats()},
+            "index_flush": (
+                {"enabled": True, **self.sync.deferred.stats()}
+                if self.sync.deferred is not None
+                else {"enabled": False}
+            ),
             "memory": self.memory(),
             "data_dir": str(self.settings.data_dir),
             "mode": self.stores.mode,

@@ -126,6 +126,23 @@ class Settings(BaseSettings):
     group_commit_max: int = Field(
         default=64, ge=1, le=1000, description="Most `remember` calls committed as one batch."
     )
+    read_concurrency: int = Field(
+        default=0,
+        ge=0,
+        le=256,
+        description="Read operations of one process running at once; more wait their turn in order, "
+        "within their deadline (0: no limit). Reads are CPU-bound Python: a few at once keep the cores "
+        "busy, more only lengthen every write's waits for the interpreter lock.",
+    )
+    index_flush_ms: float = Field(
+        default=100.0,
+        ge=0,
+        le=10_000,
+        description="A write is acknowledged once journaled, in the graph and searchable in this "
+        "process; the indexes' disk commits run in the background at most this long after it, and "
+        "the journal keeps the write until then (a crash replays it). 0: every write waits for the "
+        "disk commits. Other processes see a write after its flush.",
+    )
 
     code_exclude: list[str] = Field(
         default_factory=lambda: list(DEFAULT_CODE_EXCLUDE),

@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from graphctx.durability import DeferredFlush
 from graphctx.errors import GraphctxError, InputError, InvalidVector, NotFound, ScopeError, WriteIncomplete
 from graphctx.indexing import embedding_text, lexical_doc
 from graphctx.kernel.ports import RebuildingIndex, VectorRecord
@@ -187,6 +188,15 @@ class IndexSync:
 
     def __init__(self, stores: Stores) -> None:
         self.stores = stores
+        self.deferred: DeferredFlush | None = None
+        """Set when the indexes defer durability: a write's journal entry is completed by its
+        background flush, not when the write returns (core/durability.py)."""
+
+    def _done(self, seq: int) -> None:
+        if self.deferred is not None:
+            self.deferred.hold(seq)
+        else:
+            self.stores.journal.complete_write(seq)
 
     def commit(self, scope: Scope, plan: WritePlan) -> tuple[ApplyReport, SyncReport]:
         """Journal the plan, apply it to the graph, sync the indexes, complete the journal entry.
@@ -212,10 +222,10 @@ class IndexSync:
                 **_where(exc),
             ) from exc
         try:
-            synced = self.sync(scope, plan.index_ids())
+            synced = self.sync(scope, plan.index_ids(), durable=self.deferred is None)
         except GraphctxError as exc:
             return applied, _index_failed(exc)  # stays journaled: completed later
-        self.stores.journal.complete_write(seq)
+        self._done(seq)
         return applied, synced
 
     def commit_group(
@@ -265,17 +275,23 @@ class IndexSync:
             journal.complete_write(seq)
             return outcomes, SyncReport()
         try:
-            synced = self.sync(scope, list(dict.fromkeys(i for p in kept for i in p.index_ids())))
+            ids = list(dict.fromkeys(i for p in kept for i in p.index_ids()))
+            synced = self.sync(scope, ids, durable=self.deferred is None)
         except GraphctxError as exc:
             return outcomes, _index_failed(exc)  # stays journaled: completed later
-        journal.complete_write(seq)
+        self._done(seq)
         return outcomes, synced
 
     def recover(self, report: ReconcileReport | None = None) -> ReconcileReport:
         """Complete every journaled write (re-apply its plan, re-index its entities), then replay
         the index journal. Run at every open for writing and before every write."""
         report = report or ReconcileReport()
-        while pending := self.stores.journal.pending_writes(BATCH):
+        # entries this process applied and is still flushing are not replayed (the write lock,
+        # held here, keeps that set from growing)
+        held = self.deferred.held() if self.deferred is not None else frozenset()
+        while pending := [
+            e for e in self.stores.journal.pending_writes(BATCH + len(held)) if e.seq not in held
+        ]:
             for entry in pending:
                 plan = WritePlan.model_validate_json(entry.plan)
                 try:
@@ -320,8 +336,9 @@ class IndexSync:
         self.stores.journal.complete(seqs)
         return report
 
-    def sync(self, scope: Scope, ids: Sequence[str]) -> SyncReport:
-        """Make both indexes hold exactly what the graph holds for these ids (idempotent)."""
+    def sync(self, scope: Scope, ids: Sequence[str], *, durable: bool = True) -> SyncReport:
+        """Make both indexes hold exactly what the graph holds for these ids (idempotent); durably
+        unless `durable` is False (then searchable here, flushed by `deferred`)."""
         report = SyncReport()
         for batch in batches(ids, BATCH):
             chunk = list(dict.fromkeys(batch))
@@ -339,7 +356,8 @@ class IndexSync:
                     self.stores.vector.delete(scope, gone)
             report.indexed += len(present)
             report.removed += len(gone)
-        self.flush()
+        if durable:
+            self.flush()
         return report
 
     def _upsert_vectors(self, scope: Scope, entities: Sequence[Entity]) -> list[str]:

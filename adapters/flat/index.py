@@ -108,6 +108,7 @@ class FlatVectorIndex:
         self._lock = threading.Lock()
         self._shards: dict[Scope, ScopeShard] = {}
         self._closed = False
+        self._deferred = False
         self._writer_lock: IO[bytes] | None = None
         limit_blas_threads()
         if not read_only:
@@ -147,6 +148,7 @@ class FlatVectorIndex:
                 if stored is not None and stored != scope:
                     raise BackendError(f"flat vector shard {where} holds another scope")
                 shard = ScopeShard(where, scope, self.dimension, writer=not self.read_only)
+                shard.deferred = self._deferred
                 self._shards[scope] = shard
             elif self.read_only:
                 shard.refresh()
@@ -237,20 +239,36 @@ class FlatVectorIndex:
             "flat_vectors": {"bytes": rows * self.dimension * 4},
         }
 
+    def defer_durability(self) -> bool:
+        """Writes searchable in this process at once, synced and published at `flush()`."""
+        with self._lock:
+            if self.read_only or self._closed:
+                return False
+            self._deferred = True
+            for shard in self._shards.values():
+                shard.deferred = True
+            return True
+
     def flush(self) -> None:
-        """Every write is synced and published before it returns: nothing to do."""
+        """Every write is synced and published before it returns (deferred: at this call)."""
         with self._lock:
             if self._closed:
                 raise BackendError(f"flat vector index {self.path} is closed")
+            for shard in self._shards.values():
+                shard.sync()
 
     def close(self) -> None:
         with self._lock:
-            self._closed = True
-            self._shards.clear()
-            lock, self._writer_lock = self._writer_lock, None
-            if lock is not None:
-                with contextlib.suppress(OSError):
-                    lock.close()
+            try:
+                for shard in self._shards.values() if not self._closed else ():
+                    shard.sync()  # a failure leaves the writes journaled: the next open replays them
+            finally:
+                self._closed = True
+                self._shards.clear()
+                lock, self._writer_lock = self._writer_lock, None
+                if lock is not None:
+                    with contextlib.suppress(OSError):
+                        lock.close()
 
     def _writable(self, scope: Scope) -> ScopeShard:
         if self.read_only:

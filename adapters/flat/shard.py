@@ -91,6 +91,9 @@ class ScopeShard:
         self.scope = scope
         self.dimension = dimension
         self.writer = writer
+        self.deferred = False
+        """Appends visible at once, synced and published in the manifest at `sync()` (index.py)."""
+        self._dirty = False
         self._manifest = b""
         self._generation = 0
         self._log_bytes = 0
@@ -242,17 +245,31 @@ class ScopeShard:
             with self._file("f32").open("ab") as fh:
                 fh.write(np.ascontiguousarray(matrix, dtype=np.float32).tobytes())
                 fh.flush()
-                os.fsync(fh.fileno())
+                if not self.deferred:
+                    os.fsync(fh.fileno())
         with self._file("log").open("ab") as fh:
             fh.write(data)
             fh.flush()
-            os.fsync(fh.fileno())
+            if not self.deferred:
+                os.fsync(fh.fileno())
         dead = self.snapshot.dead.copy() if self.snapshot.dead is not None else None
         dead = self._apply([data], dead, rows)
         self._log_bytes += len(data)
-        self._write_manifest()
+        if self.deferred:
+            self._dirty = True  # a crash before sync() cuts this tail off at the next open
+        else:
+            self._write_manifest()
         self._publish(_map(self._file("f32"), rows, self.dimension), dead, rows)
         self._maybe_compact()
+
+    def sync(self) -> None:
+        """Deferred appends to disk, then published in the manifest (other processes see them)."""
+        if not self._dirty:
+            return
+        for kind in ("f32", "log"):
+            _fsync(self._file(kind))
+        self._write_manifest()
+        self._dirty = False
 
     def _maybe_compact(self) -> None:
         snap = self.snapshot

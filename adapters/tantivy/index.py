@@ -3,6 +3,14 @@
 Every upsert/delete call commits and reloads before it returns, so a write the caller saw succeed is
 durable and searchable (the index journal may then mark it complete); `flush()` only reloads.
 
+After `defer_durability()` (asked by a service that acknowledges writes before the disk commit) an
+upsert/delete goes to a small in-memory index (the overlay, committed in RAM: no fsync) and is searchable
+at once; `flush()` writes the pending documents to disk in one commit and then drops them from the
+overlay. A search reads the disk index and the overlay from one consistent moment: a key pending in the
+overlay (upserted or deleted) hides its disk document. Scores of overlay hits come from the overlay's
+own statistics until the flush (at most one flush interval): read-after-write is exact, the BM25 rank
+of a just-written document is approximate for that long.
+
 Layout changes (new fields or analysers, `schema.LAYOUT`): an index directory written with another
 layout is rebuilt. Opening it reads the scopes the old index held (they are stored fields), records them
 in `rebuild.json`, replaces the old files with an empty index of the current layout, and reports them
@@ -43,6 +51,7 @@ from graphctx.scope import Scope
 MAX_K = 100
 _TIE_PAD = 16  # fetched beyond k so a tie at the k-th score can be ordered by entity id
 _WRITER_HEAP = 64_000_000
+_OVERLAY_HEAP = 15_000_000  # tantivy's minimum per indexing thread
 LAYOUT_FILE = "graphctx-layout.json"
 REBUILD_FILE = "rebuild.json"
 
@@ -64,6 +73,12 @@ class TantivyLexicalIndex:
         self.read_only = read_only
         self._open = True
         self._copy: Path | None = None
+        self._overlay: Index | None = None
+        self._overlay_writer: IndexWriter | None = None
+        self._pending: dict[str, Document | None] = {}
+        """Per key, the document (None: deleted) written since the last flush, newest last."""
+        self._olock = threading.Lock()  # the overlay and _pending; never held across a disk commit
+        self._flush_lock = threading.Lock()
         try:
             if path is None:
                 self._index = Index(self._schema)
@@ -131,12 +146,58 @@ class TantivyLexicalIndex:
         if keys:
             self._write("delete", keys)
 
-    def flush(self) -> None:
+    def defer_durability(self) -> bool:
+        """Writes searchable at once through the overlay, durable at `flush()` (module docstring)."""
         with self._lock:
-            self._check_open()
-            self._index.reload()
+            if self._writer is None or self._path is None:
+                return False
+            if self._overlay is None:
+                overlay = Index(self._schema)
+                overlay.register_tokenizer(EN_ANALYSER, self._english)
+                self._overlay_writer = overlay.writer(heap_size=_OVERLAY_HEAP, num_threads=1)
+                self._overlay = overlay
+            return True
+
+    def flush(self) -> None:
+        """Deferred: the pending documents to disk in one commit, then out of the overlay."""
+        if self._overlay is None:
+            with self._lock:
+                self._check_open()
+                self._index.reload()
+            return
+        with self._flush_lock:
+            with self._olock:
+                batch = dict(self._pending)
+            with self._lock:
+                self._check_open()
+                if batch:
+                    self._commit(self._live_writer(), "flush", batch.items())
+                self._index.reload()
+            if not batch:
+                return
+            with self._olock:  # the disk holds them now; a key written again since stays pending
+                writer = self._overlay_writer
+                assert writer is not None and self._overlay is not None
+                for key, document in batch.items():
+                    if self._pending.get(key, _GONE) is document:
+                        del self._pending[key]
+                        writer.delete_documents_by_term(KEY, key)
+                writer.commit()
+                self._overlay.reload()
+
+    def pending(self) -> int:
+        """Documents written but not yet durable (0 unless deferred)."""
+        with self._olock:
+            return len(self._pending)
 
     def close(self) -> None:
+        try:
+            if self._overlay is not None and self._open and self._writer is not None:
+                self.flush()  # a failure leaves the writes journaled: the next open replays them
+        finally:
+            self._close()
+
+    def _close(self) -> None:
         with self._lock:
             self._open = False
             writer, self._writer = self._writer, None
@@ -161,6 +222,9 @@ class TantivyLexicalIndex:
         }
         if self._writer is not None:
             out["tantivy_writer_heap"] = {"bytes": _WRITER_HEAP, "max_bytes": _WRITER_HEAP}
+        if self._overlay is not None:
+            out["tantivy_overlay_heap"] = {"bytes": _OVERLAY_HEAP, "max_bytes": _OVERLAY_HEAP}
+            out["tantivy_overlay_pending"] = {"entries": self.pending()}
         return out
 
     # reads ----------------------------------------------------------------------------------------
@@ -176,32 +240,33 @@ class TantivyLexicalIndex:
         query = search_query(self._schema, scope, text, self._english, self.weights)
         if query is None:
             return []
-        searcher = self._index.searcher()
-        limit = k + _TIE_PAD
-        while True:
-            found = searcher.search(query, limit, count=False).hits
-            # done when everything tied with the k-th score is inside what was fetched
-            if len(found) < limit or found[-1][0] < found[k - 1][0]:
-                break
-            limit *= 4
-        cutoff = found[k - 1][0] if len(found) >= k else float("-inf")
-        hits = [self._hit(searcher, address, score) for score, address in found if score >= cutoff]
+        disk, overlay, shadow = self._searchers()
+        hits = _top(disk, query, k, shadow)
+        if overlay is not None:
+            hits += _top(overlay, query, k, frozenset())
         hits.sort(key=lambda h: (-h.score, h.entity_id))
         return hits[:k]
+
+    def _searchers(self) -> tuple[Searcher, Searcher | None, frozenset[str]]:
+        """The disk index, the overlay and the keys pending in it, from one moment: a flush reloads
+        the disk before it drops anything from the overlay, under the same lock as this."""
+        if self._overlay is None:
+            return self._index.searcher(), None, frozenset()
+        with self._olock:
+            return self._index.searcher(), self._overlay.searcher(), frozenset(self._pending)
 
     def hashes(self, scope: Scope) -> dict[str, str]:
         """{entity_id: content_hash} for every document of the scope, read from one snapshot."""
         self._before_read()
-        searcher = self._index.searcher()
+        disk, overlay, shadow = self._searchers()
         query = scope_filter(self._schema, scope)
-        total: int = searcher.search(query, 1, count=True).count or 0  # type: ignore[attr-defined]
-        if total == 0:
-            return {}
-        found = searcher.search(query, total, count=False).hits
-        out: dict[str, str] = {}
-        for _, address in found:
-            stored = searcher.doc(address)
-            out[_text(stored, ENTITY_ID)] = _text(stored, CONTENT_HASH)
+        out = {
+            _text(d, ENTITY_ID): _text(d, CONTENT_HASH)
+            for d in _all(disk, query)
+            if _text(d, KEY) not in shadow
+        }
+        if overlay is not None:
+            out.update((_text(d, ENTITY_ID), _text(d, CONTENT_HASH)) for d in _all(overlay, query))
         return out
 
     # layout changes -------------------------------------------------------------------------------
@@ -217,18 +282,6 @@ class TantivyLexicalIndex:
         self._rebuild = []
 
     # internals ------------------------------------------------------------------------------------
-
-    def _hit(self, searcher: Searcher, address: DocAddress, score: float) -> LexicalHit:
-        stored = searcher.doc(address)
-        tenant_id, namespace, graph_id = (_text(stored, f) for f in SCOPE_FIELDS)
-        return LexicalHit(
-            entity_id=_text(stored, ENTITY_ID),
-            score=float(score),
-            tenant_id=tenant_id,
-            namespace=namespace,
-            graph_id=graph_id,
-            content_hash=_text(stored, CONTENT_HASH),
-        )
 
     def _check_open(self) -> None:
         if not self._open:
@@ -246,21 +299,82 @@ class TantivyLexicalIndex:
         return self._writer
 
     def _write(self, op: str, entries: Iterable[tuple[str, Document | None]]) -> None:
-        """Replace (or, with None, remove) each key's document; one commit for the whole call."""
+        """Replace (or, with None, remove) each key's document; one commit for the whole call (in the
+        overlay when deferred)."""
+        if self._overlay is not None:
+            with self._olock:
+                self._check_open()
+                writer = self._overlay_writer
+                assert writer is not None
+                written: dict[str, Document | None] = {}
+                self._commit(writer, op, entries, written)
+                self._pending.update(written)
+                self._overlay.reload()
+            return
         with self._lock:
-            writer = self._live_writer()
-            try:
-                for key, document in entries:
-                    writer.delete_documents_by_term(KEY, key)
-                    if document is not None:
-                        writer.add_document(document)
-                writer.commit()
-            except Exception as exc:
-                writer.rollback()  # nothing of a failed call stays pending for the next commit
-                if isinstance(exc, ValueError | RuntimeError):
-                    raise BackendError(f"tantivy {op} failed: {exc}") from exc
-                raise
+            self._commit(self._live_writer(), op, entries)
             self._index.reload()
+
+    @staticmethod
+    def _commit(
+        writer: IndexWriter,
+        op: str,
+        entries: Iterable[tuple[str, Document | None]],
+        written: dict[str, Document | None] | None = None,
+    ) -> None:
+        try:
+            for key, document in entries:
+                writer.delete_documents_by_term(KEY, key)
+                if document is not None:
+                    writer.add_document(document)
+                if written is not None:
+                    written[key] = document
+            writer.commit()
+        except Exception as exc:
+            writer.rollback()  # nothing of a failed call stays pending for the next commit
+            if isinstance(exc, ValueError | RuntimeError):
+                raise BackendError(f"tantivy {op} failed: {exc}") from exc
+            raise
+
+
+_GONE = object()
+
+
+def _hit(stored: Document, score: float) -> LexicalHit:
+    tenant_id, namespace, graph_id = (_text(stored, f) for f in SCOPE_FIELDS)
+    return LexicalHit(
+        entity_id=_text(stored, ENTITY_ID),
+        score=float(score),
+        tenant_id=tenant_id,
+        namespace=namespace,
+        graph_id=graph_id,
+        content_hash=_text(stored, CONTENT_HASH),
+    )
+
+
+def _top(searcher: Searcher, query: Query, k: int, skip: frozenset[str]) -> list[LexicalHit]:
+    """The k best hits (and everything tied with the k-th score) whose key is not in `skip`."""
+    limit = k + len(skip) + _TIE_PAD
+    while True:
+        found = searcher.search(query, limit, count=False).hits
+        kept: list[tuple[float, DocAddress | Document]] = list(found)
+        if skip:  # only then is every candidate's key read
+            kept = [(s, d) for s, d in ((s, searcher.doc(a)) for s, a in found) if _text(d, KEY) not in skip]
+        # done when everything tied with the k-th kept score is inside what was fetched
+        if len(found) < limit or (len(kept) >= k and found[-1][0] < kept[k - 1][0]):
+            break
+        limit *= 4
+    cutoff = kept[k - 1][0] if len(kept) >= k else float("-inf")
+    return [
+        _hit(d if isinstance(d, Document) else searcher.doc(d), score) for score, d in kept if score >= cutoff
+    ]
+
+
+def _all(searcher: Searcher, query: Query) -> list[Document]:
+    total: int = searcher.search(query, 1, count=True).count or 0  # type: ignore[attr-defined]
+    if total == 0:
+        return []
+    return [searcher.doc(address) for _, address in searcher.search(query, total, count=False).hits]
 
 
 def _text(stored: Document, field: str) -> str:

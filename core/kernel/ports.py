@@ -133,6 +133,17 @@ class RebuildingIndex(Protocol):
     def rebuild_done(self) -> None: ...
 
 
+@runtime_checkable
+class DefersDurability(Protocol):
+    """Optional for a lexical or vector index: asked once by a service that opens for writing. When it
+    answers True, every later upsert/delete is searchable in this process when it returns but durable
+    (on disk, seen by other processes) only after the next `flush()`. The service then acknowledges a
+    write before the index's slow disk commit and keeps the write journaled until a flush made the
+    index durable (core/durability.py): a crash in between is repaired by the journal replay."""
+
+    def defer_durability(self) -> bool: ...
+
+
 CacheSizes = dict[str, dict[str, int]]
 """Per cache: `entries` (now) and `max_entries`, or `bytes` and `max_bytes`: what `status` shows. A
 figure without a maximum is data the store holds (sized by what was stored), not a cache."""

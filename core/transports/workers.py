@@ -232,6 +232,7 @@ def _reader(settings: Settings, sock: socket.socket, address: str, authkey: byte
     from graphctx import registry
     from graphctx.transports import server
 
+    _end_with_the_writer()
     service = ForwardingService(open_stores(settings, mode="read"), settings, WriterLink(address, authkey))
     keys: KeyStore = registry.factory("keys", settings.key_store_backend)(settings)
     try:
@@ -241,6 +242,23 @@ def _reader(settings: Settings, sock: socket.socket, address: str, authkey: byte
     finally:
         keys.close()
         service.close()
+
+
+PARENT_CHECK_S = 1.0
+
+
+def _end_with_the_writer() -> None:
+    """A reader whose writer died (kill -9 leaves it no time to stop its readers) stops as at SIGTERM
+    instead of answering every write with 503 and holding the port for ever."""
+    writer = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == writer:
+            time.sleep(PARENT_CHECK_S)
+        log.warning("the writer process %d is gone: this reader stops", writer)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="graphctx-writer-watch", daemon=True).start()
 
 
 def serve_workers(
@@ -256,7 +274,10 @@ def serve_workers(
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
     private = Path(tempfile.mkdtemp(prefix="graphctx-writer-"))
     try:
-        with ContextService.open(settings) as service:
+        # the readers read the stores read-only: they see a write once it is on disk, so this writer
+        # acknowledges after the disk commits (group commit still shares one among concurrent writes);
+        # flushing after each forwarded write instead measured slower (docs/results.md, soak)
+        with ContextService.open(settings.model_copy(update={"index_flush_ms": 0.0})) as service:
             warning = exposure_warning(settings.data_dir)
             if warning:
                 announce(warning)

@@ -145,3 +145,21 @@ def test_another_process_reads_what_the_writer_acknowledged(tmp_path: Path) -> N
         proc.stdin.close()
         proc.wait(30)
         writer.close()
+
+
+def test_deferred_writes_are_searchable_at_once_and_published_at_flush(tmp_path: Path) -> None:
+    writer = FlatVectorIndex(tmp_path, MODEL, DIM)
+    writer.upsert(SCOPE, [rec("e0", 0)])
+    assert writer.defer_durability() is True
+    writer.upsert(SCOPE, [rec("e1", 1), rec("e0", 2, "h-new")])
+    writer.delete(SCOPE, ["e9"])  # nothing stored under it: no change
+    assert writer.hashes(SCOPE) == {"e0": "h-new", "e1": "h-1"}
+    assert writer.search(SCOPE, vec(1), 1)[0].entity_id == "e1"
+    reader = FlatVectorIndex(tmp_path, MODEL, DIM, read_only=True)
+    assert reader.hashes(SCOPE) == {"e0": "h-0"}  # another process: the last published manifest
+    writer.flush()
+    assert reader.hashes(SCOPE) == {"e0": "h-new", "e1": "h-1"}
+    writer.upsert(SCOPE, [rec("e2", 3)])
+    writer.close()  # close publishes what is pending
+    assert set(reader.hashes(SCOPE)) == {"e0", "e1", "e2"}
+    reader.close()

@@ -427,3 +427,61 @@ def test_concurrent_writers_and_readers_share_one_index(index: TantivyLexicalInd
     assert errors == []
     for n in range(4):
         assert len(index.hashes(Scope(f"t{n}"))) == 20
+
+
+# deferred durability (an overlay searched beside the disk index until flush) ---------------------
+
+
+def test_deferred_writes_are_searchable_at_once_and_durable_after_flush(tmp_path: Path) -> None:
+    path = tmp_path / "lex"
+    with TantivyLexicalIndex(path) as ix:
+        ix.upsert(T1, [doc(f"e{i}", f"thing {i}", "old", summary="durable words") for i in range(15)])
+        assert ix.defer_durability() is True
+        ix.upsert(T1, [doc(f"e{i}", f"thing {i}", "new", summary="fresh words") for i in range(3)])
+        ix.delete(T1, ["e14"])
+        ix.upsert(T2, [doc("e0", "thing 0", "other tenant", summary="fresh words")])
+        # pending keys hide their disk documents: no duplicates, no deleted entity, no old text
+        found = ix.search(T1, "thing", 100)
+        assert sorted(ids(found)) == sorted(f"e{i}" for i in range(14))
+        assert sorted(ids(ix.search(T1, "fresh", 10))) == ["e0", "e1", "e2"]
+        assert sorted(ids(ix.search(T1, "durable", 100))) == sorted(f"e{i}" for i in range(3, 14))
+        assert len(ix.search(T1, "thing", 5)) == 5
+        expected = {f"e{i}": ("new" if i < 3 else "old") for i in range(14)}
+        assert ix.hashes(T1) == expected
+        assert ix.hashes(T2) == {"e0": "other tenant"}
+        with TantivyLexicalIndex(path, read_only=True) as reader:  # another process: disk only
+            assert len(reader.hashes(T1)) == 15 and reader.hashes(T2) == {}
+        assert ix.pending() == 5
+        ix.flush()
+        assert ix.pending() == 0
+        with TantivyLexicalIndex(path, read_only=True) as reader:
+            assert reader.hashes(T1) == expected and reader.hashes(T2) == {"e0": "other tenant"}
+        assert ix.hashes(T1) == expected
+        ix.upsert(T1, [doc("e20", "late", "h")])  # pending again: close flushes it
+    with TantivyLexicalIndex(path, read_only=True) as reader:
+        assert "e20" in reader.hashes(T1)
+
+
+def test_a_key_written_again_during_a_flush_stays_pending(tmp_path: Path) -> None:
+    with TantivyLexicalIndex(tmp_path / "lex") as ix:
+        ix.defer_durability()
+        ix.upsert(T1, [doc("e1", "first", "h1")])
+        original = ix._commit
+        calls: list[int] = []
+
+        def commit_then_rewrite(*args: object, **kwargs: object) -> None:
+            original(*args, **kwargs)  # type: ignore[arg-type]
+            if not calls:  # the disk commit of the flush is done: a new version arrives
+                calls.append(1)
+                ix.upsert(T1, [doc("e1", "second", "h2")])
+
+        ix._commit = commit_then_rewrite  # type: ignore[method-assign]
+        ix.flush()
+        ix._commit = original  # type: ignore[method-assign]
+        assert ix.hashes(T1) == {"e1": "h2"} and ids(ix.search(T1, "second", 5)) == ["e1"]
+        assert ix.search(T1, "first", 5) == [] and ix.pending() == 1
+
+
+def test_an_index_in_ram_does_not_defer() -> None:
+    with TantivyLexicalIndex(None) as ix:
+        assert ix.defer_durability() is False

@@ -41,7 +41,9 @@ def counter(v: int) -> dict[str, object]:
 
 @pytest.fixture
 def services(tmp_path: Path) -> Iterator[tuple[ContextService, list[ContextService]]]:
-    settings = Settings(data_dir=tmp_path / "data", embedder="hashing")
+    # read-only services stand for other processes: they see a write once its index flush ran, which
+    # index_flush_ms=0 runs before the acknowledgement (`serve --workers` flushes before answering)
+    settings = Settings(data_dir=tmp_path / "data", embedder="hashing", index_flush_ms=0)
     writer = ContextService.open(settings)
     writer.remember(SCOPE, [counter(0)])
     readers = [ContextService.open(settings, mode="read") for _ in range(READERS)]

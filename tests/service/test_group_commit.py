@@ -138,6 +138,7 @@ def test_concurrent_remembers_each_get_exact_counts_and_are_readable_at_once(ser
     current = [f for f in located if f.get("current")]
     assert len(current) == 1, located
     assert sum(len(r["superseded"]) for r in reports.values()) == 3
+    service.flush()  # the indexes' disk commits run after the acknowledgement
     assert service.stores.journal.count_pending() == 0
     assert service.status(SCOPE)["group_commit"]["calls"] >= 8
 
@@ -161,6 +162,7 @@ def test_a_refused_plan_in_a_group_fails_alone_and_leaves_nothing_journaled(serv
     assert all(isinstance(outcomes[i], ApplyReport) and outcomes[i].entities["created"] == 1 for i in (0, 2))
     assert synced.index_error is None and synced.indexed == 2
     assert set(service.stores.lexical.hashes(SCOPE)) == {"ok0", "ok1"}
+    service.flush()  # the indexes' disk commits run after the acknowledgement
     assert service.stores.journal.count_pending() == 0
 
 

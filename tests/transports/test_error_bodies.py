@@ -154,3 +154,16 @@ def test_a_failed_write_and_a_failed_index_update_reveal_nothing(
     assert response.status_code >= 500 and response.status_code != 500, response.text
     _reveals_nothing(response.text)
     assert response.json()["error"]["code"] in ("write_incomplete", "backend_unavailable")
+
+
+def test_a_configuration_error_is_a_typed_503_not_a_500(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def unconfigured(*_: Any) -> Any:
+        raise ConfigError(f"the lexical index at {SECRET_PATH} has another layout", path=SECRET_PATH)
+
+    monkeypatch.setattr(stack.service.stores.graph, "handlers", lambda: dict.fromkeys(CATALOG, unconfigured))
+    response = stack.client.post("/v1/explain", json={"name": "checkout-api"}, headers=stack.headers)
+    assert response.status_code == 503, response.text
+    assert response.json()["error"]["code"] == "config_error"
+    _reveals_nothing(response.text)
