@@ -135,13 +135,14 @@ class Settings(BaseSettings):
         "busy, more only lengthen every write's waits for the interpreter lock.",
     )
     index_flush_ms: float = Field(
-        default=100.0,
+        default=0.0,
         ge=0,
         le=10_000,
         description="A write is acknowledged once journaled, in the graph and searchable in this "
         "process; the indexes' disk commits run in the background at most this long after it, and "
-        "the journal keeps the write until then (a crash replays it). 0: every write waits for the "
-        "disk commits. Other processes see a write after its flush.",
+        "the journal keeps the write until then (a crash replays it). 0 (the default): every write "
+        "waits for the disk commits. Other processes see a write after its flush, and until then its "
+        "lexical rank comes from the overlay's own statistics.",
     )
 
     code_exclude: list[str] = Field(
