@@ -281,8 +281,8 @@ def _value(node: Node | None, index: int = 0) -> Binding | None:
         if kind == "type_conversion_expression":
             ref = type_ref(node.child_by_field_name("type"))
             return Binding(chain=(*((ref.package,) if ref.package else ()), ref.name, CALL)) if ref else None
-        if kind in ("identifier", "selector_expression"):
-            chain = chain_of(node)
+        if kind in ("identifier", "selector_expression", "index_expression"):
+            chain = chain_of(node)  # `s := xs[i]`: an element of xs, as in `xs[i].M()`
             return Binding(chain=chain) if chain else None
         return None
     return None
