@@ -325,9 +325,11 @@ def _params(node: Node | None, into: Locals) -> None:
             ref = type_ref(p.child_by_field_name("type"))
             for n in p.children_by_field_name("name"):
                 into.add(_text(n), Binding(ref) if ref is not None else None)
-        elif p.type == "variadic_parameter_declaration":
+        elif p.type == "variadic_parameter_declaration":  # `xs ...T`: a []T
+            ref = type_ref(p.child_by_field_name("type"))
+            many = TypeRef(ref.package, ref.name, ref.pointer, True) if ref and not ref.elements else None
             for n in p.children_by_field_name("name"):
-                into.add(_text(n), None)
+                into.add(_text(n), Binding(many) if many is not None else None)
 
 
 def _type_params(node: Node | None, into: Locals) -> None:

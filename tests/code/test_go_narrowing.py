@@ -60,3 +60,8 @@ def test_methods_on_what_calls_return(shapes):
     # unit(), f(t) and the closure's t.Area() (a name declared twice in Shadowed, with different
     # types): unresolved, counted as function values
     assert (go["function_values"], go["dynamic"]) == (3, 2)
+
+
+def test_a_variadic_parameter_is_a_slice_of_its_type(shapes):
+    service, _ = shapes
+    assert lines_to(service, f"{USE}.Each") == {f"{SHAPE}.(*Circle).Area": "47,49"}
