@@ -5,7 +5,10 @@ one-line signature, the first sentence of its doc comment, a digest and what res
 receiver, declared result types, struct fields and embedded types, interface methods. What a
 local name holds is recorded only when all its declarations agree: its declared type
 (a parameter, the receiver, `var x T`), a composite literal (`T{}`, `&T{}`), `new(T)`, a type
-assertion, or a value (`x := New()`, `y := x`) the resolver may type; anything else is unknown."""
+assertion, or a value (`x := New()`, `y := x`) the resolver may type; anything else is unknown.
+Inside a clause of `switch t := x.(type)`, a chain or value starting with t starts instead with
+what t is there (`case *T:` a T, several types or `default`: x), unless the clause declares t or
+x's name again."""
 
 from __future__ import annotations
 
@@ -278,8 +281,8 @@ def _value(node: Node | None, index: int = 0) -> Binding | None:
         if kind == "type_conversion_expression":
             ref = type_ref(node.child_by_field_name("type"))
             return Binding(chain=(*((ref.package,) if ref.package else ()), ref.name, CALL)) if ref else None
-        if kind in ("identifier", "selector_expression"):
-            chain = chain_of(node)
+        if kind in ("identifier", "selector_expression", "index_expression"):
+            chain = chain_of(node)  # `s := xs[i]`: an element of xs, as in `xs[i].M()`
             return Binding(chain=chain) if chain else None
         return None
     return None
@@ -322,9 +325,11 @@ def _params(node: Node | None, into: Locals) -> None:
             ref = type_ref(p.child_by_field_name("type"))
             for n in p.children_by_field_name("name"):
                 into.add(_text(n), Binding(ref) if ref is not None else None)
-        elif p.type == "variadic_parameter_declaration":
+        elif p.type == "variadic_parameter_declaration":  # `xs ...T`: a []T
+            ref = type_ref(p.child_by_field_name("type"))
+            many = TypeRef(ref.package, ref.name, ref.pointer, True) if ref and not ref.elements else None
             for n in p.children_by_field_name("name"):
-                into.add(_text(n), None)
+                into.add(_text(n), Binding(many) if many is not None else None)
 
 
 def _type_params(node: Node | None, into: Locals) -> None:
@@ -592,11 +597,13 @@ class _Parser:
         if root is None:
             return
         found = QueryCursor(_query()).captures(root)
+        declares = sorted(found.get("declares", ()), key=_position)
+        cases = _type_cases(declares)
         calls = self.f.calls
         for node in sorted(found.get("call", ()), key=_position):  # the captures' order varies
             function = node.child_by_field_name("function")
             literal = function is not None and function.type == "func_literal"
-            chain = None if literal else chain_of(function)
+            chain = None if literal else _in_case(chain_of(function), node.start_byte, cases)
             calls.append(GoCall(caller, chain, node.start_point.row + 1, locals_, literal))
         # F[int](x) may call F: the resolver decides
         for node in sorted(found.get("conversion", ()), key=_position):
@@ -604,8 +611,16 @@ class _Parser:
             if chain:
                 calls.append(GoCall(caller, chain, node.start_point.row + 1, locals_))
         if locals_ is not None:
-            for node in sorted(found.get("declares", ()), key=_position):
-                self._declares(node, node.type, locals_)
+            for node in declares:
+                if not cases:
+                    self._declares(node, node.type, locals_)
+                    continue
+                here = Locals()
+                self._declares(node, node.type, here)
+                for name, bindings in here.declared.items():
+                    for b in bindings:
+                        chain = _in_case(b.chain, node.start_byte, cases) if b is not None else None
+                        locals_.add(name, Binding(b.type, chain, b.index) if b is not None and chain else b)
 
     @staticmethod
     def _declares(node: Node, kind: str, locals_: Locals) -> None:
@@ -640,6 +655,62 @@ class _Parser:
             locals_.add(_text(node.child_by_field_name("name")), None)
         elif kind == "labeled_statement":
             pass
+
+
+@dataclass(frozen=True, slots=True)
+class _Case:
+    """A clause of `switch t := x.(type)`: there, t is a value of the one named type the clause
+    lists, or (several types, `nil`, `default`) has x's type; `chain` is what t stands for."""
+
+    start: int
+    end: int
+    name: str
+    chain: Chain
+
+
+def _type_cases(declares: list[Node]) -> list[_Case]:
+    """The type-switch clauses whose variable's type can be said: the one named type the clause
+    lists, or the operand's when it lists several, `nil` or is `default` (a clause listing one
+    type that is not a named type, `[]T` or `func()`, is left out); a clause in which a declaration
+    (a closure's parameter, a nested switch) reuses the name, or the operand's, is left out."""
+    out: list[_Case] = []
+    for node in declares:
+        if node.type != "type_switch_statement":
+            continue
+        names = _names(node.child_by_field_name("alias"))
+        if len(names) != 1 or names[0] == "_":
+            continue
+        operand = chain_of(node.child_by_field_name("value"))
+        for clause in node.named_children:
+            if clause.type not in ("type_case", "default_case"):
+                continue
+            types = clause.children_by_field_name("type") if clause.type == "type_case" else []
+            ref = type_ref(types[0]) if len(types) == 1 else None
+            chain: Chain | None
+            if len(types) == 1 and not (ref is not None and ref.name == "nil" and not ref.package):
+                chain = _typed_chain(ref, []) if ref is not None and not ref.elements else None
+            else:
+                chain = operand
+            if chain is None:
+                continue
+            inner = Locals()
+            for d in declares:
+                if clause.start_byte <= d.start_byte and d.end_byte <= clause.end_byte:
+                    _Parser._declares(d, d.type, inner)
+            if names[0] not in inner.declared and chain[0] not in inner.declared:
+                out.append(_Case(clause.start_byte, clause.end_byte, names[0], chain))
+    return out
+
+
+def _in_case(chain: Chain | None, at: int, cases: list[_Case]) -> Chain | None:
+    """A chain starting with a type switch's variable, inside a clause that says what it is, as
+    the chain it stands for (the innermost clause decides)."""
+    if not chain or not cases:
+        return chain
+    inside = [c for c in cases if c.name == chain[0] and c.start <= at < c.end]
+    if not inside:
+        return chain
+    return (*max(inside, key=lambda c: c.start).chain, *chain[1:])
 
 
 def _position(node: Node) -> tuple[int, int]:

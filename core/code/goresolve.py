@@ -3,7 +3,9 @@
 A call resolves when its target is decidable from declarations alone: a function of the package
 or of an imported one (`pkg.F`), a method on a receiver whose named type is known — the method's
 own receiver, a parameter or variable declared with the type, a composite literal, `new(T)`, a
-type assertion, the declared result of a resolved call, a struct field of a known type — found on
+type assertion, the declared result of a resolved call or of a variable holding a function
+(`var now = time.Now; now().Add`), a type switch's variable (the one named type its clause lists;
+with several, `nil` or `default`, the operand's type), a struct field of a known type — found on
 the type or promoted through embedded fields (shallowest depth wins; a tie is ambiguous, as in
 Go), and method expressions (`(*T).M`). What is left is counted, by why: a function value (a local,
 parameter or field of function type, a literal), a call through an interface (dynamic), a package
@@ -86,7 +88,8 @@ class Def:
 @dataclass(frozen=True, slots=True)
 class Target:
     kind: str  # "package" | "function" | "method" | "type" | "value" (of type `name`) | "elements"
-    # (a slice, array or map of values of type `name`)
+    # (a slice, array or map of values of type `name`) | "func_value" (a variable holding the
+    # function or method `where`: calling it is not static, but its result has `where`'s type)
     package: str
     name: str = ""
     where: Def | None = None  # for function, method, type
@@ -100,6 +103,7 @@ class _Why:
         return self.name
 
 
+_HELD = ("value", "elements", "func_value")  # what a variable can hold
 FUNCTION_VALUE = _Why("function_value")
 DYNAMIC = _Why("dynamic")
 EXTERNAL = _Why("external")
@@ -357,7 +361,7 @@ class GoResolver:
         one = found.pop() if len(found) == 1 else None
         if one is BUILTIN:
             return None  # `x := make(...)`, `n := len(...)`: a value of a type we cannot say
-        if isinstance(one, _Why) or (isinstance(one, Target) and one.kind in ("value", "elements")):
+        if isinstance(one, _Why) or (isinstance(one, Target) and one.kind in _HELD):
             return one
         return None
 
@@ -372,7 +376,7 @@ class GoResolver:
             return t
         if t.kind == "type":
             return self._value(t)
-        if t.kind not in ("function", "method") or t.where is None:
+        if t.kind not in ("function", "method", "func_value") or t.where is None:
             return None
         f = self.files[t.where.rel]
         d = f.defs[t.where.member]
@@ -470,9 +474,10 @@ class GoResolver:
 
 
 def _not_callable(found: Found) -> Found:
-    """A variable holding a function or method is a function value: calling it is not static."""
+    """A variable holding a function or method is a function value: calling it is not static, but
+    the variable has the function's type (`var now = time.Now`: `now()` gives a time.Time)."""
     if isinstance(found, Target) and found.kind in ("function", "method"):
-        return FUNCTION_VALUE
+        return Target("func_value", found.package, found.name, found.where) if found.where else FUNCTION_VALUE
     return found
 
 

@@ -1,0 +1,67 @@
+"""Receivers only a type checker seemed to know, decided from declarations: a type switch's variable
+in a clause listing one type, and the result of a call (a function's, a method's, a function
+value's) — and never where Go gives the variable another type (fixture: tests/code/fixtures/goshapes,
+a module `go vet` accepts)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from graphctx.scope import Scope
+from tests.code.index_helpers import callees, edges
+
+FIXTURE = Path(__file__).parent / "fixtures" / "goshapes"
+REPO = Scope("go-narrowing")
+SHAPE, USE = "example.com/shapes/shape", "example.com/shapes/use"
+
+
+@pytest.fixture
+def shapes(service, tmp_path: Path):
+    root = tmp_path / "goshapes"
+    shutil.copytree(FIXTURE, root)
+    report = service.index_repository(REPO, root)
+    return service, report
+
+
+def lines_to(service, name: str) -> dict[str, str]:
+    return {o: v for s, o, v in edges(service, REPO, name) if s == name}
+
+
+def test_a_type_switch_variable_has_the_one_type_its_clause_lists(shapes):
+    service, _ = shapes
+    assert lines_to(service, f"{USE}.Area") == {
+        f"{SHAPE}.(*Circle).Scale": "12",
+        f"{SHAPE}.(*Circle).Area": "12",
+        f"{SHAPE}.Square.Area": "15",  # through s := t; not line 17 (`case *shape.Square, nil`)
+    }
+
+
+def test_a_name_declared_again_inside_the_clause_is_not_narrowed(shapes):
+    service, _ = shapes
+    # the closure's parameter t is a shape.Shape: its Area is dynamic, f(t) a function value
+    assert callees(service, REPO, f"{USE}.Shadowed") == set()
+
+
+def test_methods_on_what_calls_return(shapes):
+    service, report = shapes
+    assert lines_to(service, f"{USE}.Results") == {
+        f"{SHAPE}.Unit": "35",
+        f"{SHAPE}.(*Circle).Scale": "35",
+        f"{SHAPE}.(*Circle).Area": "35,36,38",  # unit().Area(): unit holds shape.Unit
+        f"{SHAPE}.Pair": "37",
+        f"{SHAPE}.Square.Area": "38",
+        f"{USE}.local": "38",
+    }
+    go = report.languages["go"]
+    # t.Area() under `case *shape.Square, nil` and `default`: t has x's type, an interface (dynamic);
+    # unit(), f(t) and the closure's t.Area() (a name declared twice in Shadowed, with different
+    # types): unresolved, counted as function values
+    assert (go["function_values"], go["dynamic"]) == (3, 2)
+
+
+def test_a_variadic_parameter_is_a_slice_of_its_type(shapes):
+    service, _ = shapes
+    assert lines_to(service, f"{USE}.Each") == {f"{SHAPE}.(*Circle).Area": "47,49"}
