@@ -366,6 +366,11 @@ class StatusReport(Shape):
     group_commit: dict[str, Any] | None = Field(
         default=None, description="Group commit of `remember` calls: batches, calls, mean batch, queued."
     )
+    index_flush: dict[str, Any] | None = Field(
+        default=None,
+        description="The indexes' disk commits after the acknowledgement (GRAPHCTX_INDEX_FLUSH_MS): "
+        "enabled, and when enabled the interval, writes waiting, flushes and failures.",
+    )
     memory: dict[str, Any] | None = Field(
         default=None,
         description="This process's rss_bytes and open_fds, and each cache with its size and bound.",

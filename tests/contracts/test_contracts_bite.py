@@ -512,6 +512,10 @@ def check_bites(case: Case, tmp_path: Path) -> None:
     assert guard.status == "passed", f"the guard did not pass on {case.broken}: {guard.message}"
 
     failed = [o for o in broken if o.status == "failed"]
+    # a broken adapter must fail by misbehaving, not by crashing on an internal of the adapter it
+    # subclasses that has since changed (which any contract would "catch")
+    crashed = [o.name for o in failed if re.search(r"\b(AttributeError|NameError|ImportError)\b", o.message)]
+    assert crashed == [], f"{case.broken} crashes instead of showing its defect: {crashed}\n{console}"
     for pattern in case.must_fail:
         assert names(pattern, failed), (
             f"{case.broken} should fail {pattern!r}; failed: {sorted(o.name for o in failed)}\n{console}"

@@ -21,6 +21,7 @@ from graphctx.adapters.sqlite import SqliteGraphStore, codec, traversal
 from graphctx.adapters.sqlite.db import Key, json_list, ts
 from graphctx.adapters.sqlite.entities import get_by_ids
 from graphctx.adapters.tantivy import TantivyLexicalIndex
+from graphctx.adapters.tantivy.index import _hit
 from graphctx.adapters.tantivy.query import text_clauses
 from graphctx.adapters.tantivy.schema import SCOPE_FIELDS
 from graphctx.contracts.datasets import FakeEmbedder
@@ -240,6 +241,11 @@ class RemembersScopes:
         )
 
 
+def hit(searcher: Any, address: Any, score: float) -> LexicalHit:
+    """The hit a Tantivy search found at `address` (the adapter's own decoding of a stored document)."""
+    return _hit(searcher.doc(address), score)
+
+
 class ScopeFieldBlindLexical(RemembersScopes, TantivyLexicalIndex):
     """A search whose scope clause binds every scope field but `forgets` (one hand-written clause
     per field, one of them left out)."""
@@ -263,6 +269,6 @@ class ScopeFieldBlindLexical(RemembersScopes, TantivyLexicalIndex):
         ]
         query = Query.boolean_query([*scoped, (Occur.Must, Query.boolean_query(clauses))])
         searcher = self._index.searcher()
-        hits = [self._hit(searcher, a, s) for s, a in searcher.search(query, 1000, count=False).hits]
+        hits = [hit(searcher, a, s) for s, a in searcher.search(query, 1000, count=False).hits]
         hits.sort(key=lambda h: (-h.score, h.entity_id))
         return hits[:k]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from _shared import InRamTantivy, RemembersScopes, TestControlTantivy, lexical_factory  # noqa: F401  (the control runs here)
+from _shared import InRamTantivy, RemembersScopes, TestControlTantivy, hit, lexical_factory  # noqa: F401  (the control runs here)
 from tantivy import Query
 
 from graphctx.adapters.tantivy import TantivyLexicalIndex
@@ -31,7 +31,7 @@ class PostFilteringLexical(RemembersScopes, TantivyLexicalIndex):
             return []
         searcher = self._index.searcher()
         found = searcher.search(Query.boolean_query(clauses), k + 16, count=False).hits
-        hits = [self._hit(searcher, a, s) for s, a in found]
+        hits = [hit(searcher, a, s) for s, a in found]
         mine = [
             h
             for h in hits

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from _shared import InRamTantivy, RemembersScopes, TestControlTantivy, lexical_factory  # noqa: F401  (the control runs here)
+from _shared import InRamTantivy, RemembersScopes, TestControlTantivy, hit, lexical_factory  # noqa: F401  (the control runs here)
 from tantivy import Occur, Query
 
 from graphctx.adapters.tantivy import TantivyLexicalIndex
@@ -30,7 +30,7 @@ class ParsingLexical(RemembersScopes, TantivyLexicalIndex):
         parsed = self._index.parse_query(text, ["name", "aliases", "summary", "qualified_name"])
         query = Query.boolean_query([(Occur.Must, scope_filter(self._schema, scope)), (Occur.Must, parsed)])
         searcher = self._index.searcher()
-        hits = [self._hit(searcher, a, s) for s, a in searcher.search(query, 1000, count=False).hits]
+        hits = [hit(searcher, a, s) for s, a in searcher.search(query, 1000, count=False).hits]
         return sorted(hits, key=lambda h: (-h.score, h.entity_id))[:k]
 
 

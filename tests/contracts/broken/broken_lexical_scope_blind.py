@@ -8,7 +8,7 @@ injection tests must catch it.
 
 from __future__ import annotations
 
-from _shared import InRamTantivy, TestControlTantivy  # noqa: F401  (the control runs here)
+from _shared import InRamTantivy, TestControlTantivy, hit  # noqa: F401  (the control runs here)
 from tantivy import Query
 
 from graphctx.adapters.tantivy import TantivyLexicalIndex
@@ -28,7 +28,7 @@ class ScopeBlindLexicalIndex(TantivyLexicalIndex):
             return []
         searcher = self._index.searcher()
         found = searcher.search(Query.boolean_query(clauses), 1000, count=False).hits  # no scope clause
-        hits = [self._hit(searcher, address, score) for score, address in found]
+        hits = [hit(searcher, address, score) for score, address in found]
         hits.sort(key=lambda h: (-h.score, h.entity_id))
         return hits[:k]
 

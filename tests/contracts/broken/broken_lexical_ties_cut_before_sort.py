@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from _shared import InRamTantivy, RemembersScopes, TestControlTantivy, lexical_factory  # noqa: F401  (the control runs here)
+from _shared import InRamTantivy, RemembersScopes, TestControlTantivy, hit, lexical_factory  # noqa: F401  (the control runs here)
 
 from graphctx.adapters.tantivy import TantivyLexicalIndex
 from graphctx.adapters.tantivy.query import search_query
@@ -28,9 +28,7 @@ class TiesCutBeforeSort(RemembersScopes, TantivyLexicalIndex):
         if query is None:
             return []
         searcher = self._index.searcher()
-        hits = [
-            self._hit(searcher, a, s) for s, a in searcher.search(query, k, count=False).hits
-        ]  # no tie pad
+        hits = [hit(searcher, a, s) for s, a in searcher.search(query, k, count=False).hits]  # no tie pad
         return sorted(hits, key=lambda h: (-h.score, h.entity_id))
 
 
