@@ -1,6 +1,6 @@
-"""Every code operation on a Go module (tests/code/fixtures/goshop), through the service, the CLI and HTTP:
-search, symbol, callers, callees, impact from a Go diff, explain and path, under the same budgets
-and ambiguity rules as Python."""
+"""Every code operation on a Go module (tests/code/fixtures/goshop), through the service, the CLI,
+HTTP and MCP: search, symbol, callers, callees, impact from a Go diff, explain and path, under the
+same budgets and ambiguity rules as Python."""
 
 from __future__ import annotations
 
@@ -192,3 +192,39 @@ def test_the_http_api_answers_as_the_service_does(data):
             keys.close()
     for op, answer in expected.items():
         assert comparable(got[op]) == comparable(json.loads(dumps(answer))), op
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_the_mcp_tools_answer_as_the_service_does(data):
+    from mcp import Client
+
+    from graphctx.transports.mcp import build_mcp, fixed_authenticator
+
+    reads = {
+        "symbol": {"name": f"{CART}.(*Cart).Add"},
+        "callers": {"name": f"{STORE}.(*Store).Put", "depth": 2},
+        "callees": {"name": f"{MOD}/cmd/shop.main"},
+        "search": {"query": "shopping cart over a store"},
+        "impact": {"diff": PUT_DIFF},
+    }
+    with ContextService.open(data) as service:
+        expected = {
+            "symbol": service.symbol(MINE, f"{CART}.(*Cart).Add"),
+            "callers": service.callers(MINE, f"{STORE}.(*Store).Put", depth=2),
+            "callees": service.callees(MINE, f"{MOD}/cmd/shop.main"),
+            "search": service.search(MINE, "shopping cart over a store"),
+            "impact": service.impact(MINE, [], PUT_DIFF),
+        }
+        server = build_mcp(service, fixed_authenticator(Principal("go-agent", "go-cli")))
+        async with Client(server) as client:
+            for tool, args in reads.items():
+                result = await client.call_tool(tool, args)
+                assert not result.is_error, result.structured_content
+                got = result.structured_content
+                assert isinstance(got, dict)
+                assert comparable(got) == comparable(json.loads(dumps(expected[tool]))), tool
