@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
+from typing import Any, TypeVar
 
 from gremlin_python.process.graph_traversal import __
 from gremlin_python.process.traversal import Scope as Local
@@ -29,35 +30,44 @@ from . import codec, keys
 from .binding import Binder
 from .context import Ctx, chunks, id_cost, write_in_chunks
 
+_E = TypeVar("_E", Entity, EntityName)
 _ID_CHUNK = 200  # ids per lookup request (each id is bound once, with its scope-derived vertex id)
 
 
 def get_by_ids(ctx: Ctx, scope: Scope, ids: Sequence[str]) -> list[Entity]:
     """In the order given, each once; ids absent from the scope are absent. One request per chunk."""
-    wanted = unique(ids)
-    found: dict[str, Entity] = {}
-    for run in chunks(wanted, ctx, id_cost(scope)):
-        for part in (run[i : i + _ID_CHUNK] for i in range(0, len(run), _ID_CHUNK)):
-            b = Binder()
-            t = ctx.dialect.entity_vertices(ctx.g, b, scope, part).value_map(*keys.ENTITY_KEYS)
-            for props in ctx.read(t, b, "entity.get_by_ids"):
-                e = codec.entity(codec.flat(props), ctx.dialect)
-                found[e.id] = e
-    return [found[i] for i in wanted if i in found]
+    return _by_ids(
+        ctx, scope, ids, keys.ENTITY_KEYS, "entity.get_by_ids", lambda p: codec.entity(p, ctx.dialect)
+    )
 
 
 def names(ctx: Ctx, scope: Scope, ids: Sequence[str]) -> EntityNames:
     """get_by_ids narrowed to what a name needs: only those properties cross the wire."""
+    return EntityNames(
+        names=tuple(_by_ids(ctx, scope, ids, keys.NAME_KEYS, "entity.names", codec.entity_name))
+    )
+
+
+def _by_ids(
+    ctx: Ctx,
+    scope: Scope,
+    ids: Sequence[str],
+    fetched: Sequence[str],
+    what: str,
+    decode: Callable[[dict[str, Any]], _E],
+) -> list[_E]:
+    """The scope's entity vertices among `ids`, their `fetched` properties decoded, in the order of
+    the ids, each once."""
     wanted = unique(ids)
-    found: dict[str, EntityName] = {}
+    found: dict[str, _E] = {}
     for run in chunks(wanted, ctx, id_cost(scope)):
         for part in (run[i : i + _ID_CHUNK] for i in range(0, len(run), _ID_CHUNK)):
             b = Binder()
-            t = ctx.dialect.entity_vertices(ctx.g, b, scope, part).value_map(*keys.NAME_KEYS)
-            for props in ctx.read(t, b, "entity.names"):
-                n = codec.entity_name(codec.flat(props))
-                found[n.id] = n
-    return EntityNames(names=tuple(found[i] for i in wanted if i in found))
+            t = ctx.dialect.entity_vertices(ctx.g, b, scope, part).value_map(*fetched)
+            for props in ctx.read(t, b, what):
+                item = decode(codec.flat(props))
+                found[item.id] = item
+    return [found[i] for i in wanted if i in found]
 
 
 def upsert(ctx: Ctx, scope: Scope, entities: Sequence[Entity], now: datetime) -> UpsertResult:
