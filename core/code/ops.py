@@ -228,10 +228,8 @@ class CodeOps:
         _reserve_follow_up(budget)
         # every stage timed is measured (as a fixed-width placeholder) before anything is placed
         envelope["timings_ms"] = dict.fromkeys((*watch.laps, "total"), 0.0)
-        no_match = (
-            "No code or docs matched in this scope; try an exact qualified name or path::name, "
-            "or `recall` for memory."
-        )
+        unmatched = "No code or docs matched in this scope; try an exact qualified name or path::name, "
+        no_match = unmatched + "or `recall` for memory."
         if not selected:
             envelope["follow_up"] = no_match
         budget.require_fit("the envelope")
@@ -245,12 +243,7 @@ class CodeOps:
             entries.append((cand.entity.display_name(), [Option(card)]))
         budget.place("items", entries)
         if not selected:
-            _set_follow_up(
-                budget,
-                "No code or docs matched in this scope; try an exact qualified name or path::name, "
-                "or memory: " + call("recall", query=query),
-                no_match,
-            )
+            _set_follow_up(budget, unmatched + "or memory: " + call("recall", query=query), no_match)
         elif not envelope["omissions"]:
             envelope["follow_up"] = None
         else:
