@@ -39,6 +39,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -387,8 +388,12 @@ INI = textwrap.dedent(
     addopts =
     python_files = test_certify.py
     xfail_strict = true
+    faulthandler_timeout = 300
     """
 )
+"""`faulthandler_timeout`: a test still running after 5 minutes has every thread's stack written to the
+console, once, so a stalled backend call shows where it waits."""
+INTERRUPT_GRACE_S = 60.0
 
 
 @dataclass
@@ -400,11 +405,14 @@ class Run:
     frozen: dict[str, dict[str, Any]]
 
 
-def run(plan: Plan, run_dir: Path, timeout_s: float) -> Run:
+def run(plan: Plan, run_dir: Path, timeout_s: float, console_path: Path | None = None) -> Run:
+    """Run the generated suite; its console goes to `console_path` as it runs (`tail -f` it), so a
+    run that stalls or is stopped still shows how far it got."""
     (run_dir / PLAN).write_text(plan.to_json())
     (run_dir / TEST_FILE).write_text(render(plan))
     (run_dir / "pytest.ini").write_text(INI)
     report = run_dir / "report.json"
+    console_path = console_path or run_dir / "pytest.log"
     command = [
         sys.executable, "-m", "pytest", "-c", str(run_dir / "pytest.ini"), "--rootdir", str(run_dir),
         "--confcutdir", str(run_dir), "-p", "graphctx.contracts.plugin", "-p", "no:cacheprovider",
@@ -413,19 +421,20 @@ def run(plan: Plan, run_dir: Path, timeout_s: float) -> Run:
     ]  # fmt: skip
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "PY_COLORS"))}
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    env["PYTHONUNBUFFERED"] = "1"
     env["PYTHONPATH"] = os.pathsep.join([os.getcwd(), *filter(None, [os.environ.get("PYTHONPATH")])])
     started = time.monotonic()
-    try:
-        proc = subprocess.run(
-            command, cwd=run_dir, env=env, capture_output=True, text=True, timeout=timeout_s, check=False
-        )
-        code: int | None = proc.returncode
-        console = proc.stdout + proc.stderr
-    except subprocess.TimeoutExpired as exc:
-        code = None
-        console = (
-            f"{_text(exc.stdout)}{_text(exc.stderr)}\n\ncertify: the run timed out after {timeout_s:g} s"
-        )
+    with console_path.open("w", encoding="utf-8", errors="replace") as console_file:
+        proc = subprocess.Popen(command, cwd=run_dir, env=env, stdout=console_file, stderr=subprocess.STDOUT)
+        code: int | None
+        try:
+            code = proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            code = None
+            _interrupt(proc)
+    console = console_path.read_text(encoding="utf-8", errors="replace")
+    if code is None:
+        console += f"\n\ncertify: the run timed out after {timeout_s:g} s (interrupted; see the report)"
     seconds = time.monotonic() - started
     data = json.loads(report.read_text()) if report.is_file() else None
     frozen = {
@@ -434,6 +443,17 @@ def run(plan: Plan, run_dir: Path, timeout_s: float) -> Run:
         if (run_dir / f"capabilities-{port}.json").is_file()
     }
     return Run(code, data, console, seconds, frozen)
+
+
+def _interrupt(proc: subprocess.Popen[bytes]) -> None:
+    """Stop a run that outlived its timeout as Ctrl-C would: pytest then prints its summary of what
+    failed so far and the plugin writes its report; killed only if it does not end in a grace time."""
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=INTERRUPT_GRACE_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def _text(value: Any) -> str:
@@ -760,7 +780,7 @@ def main(argv: Sequence[str]) -> int:
     out.mkdir(parents=True, exist_ok=True)
     run_dir = Path(tempfile.mkdtemp(prefix="graphctx-certify-"))
     try:
-        result = run(plan, run_dir, args.timeout)
+        result = run(plan, run_dir, args.timeout, out / "pytest.log")
     finally:
         if args.keep:
             print(f"graphctx certify: run directory kept at {run_dir}", file=sys.stderr)

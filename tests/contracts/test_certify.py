@@ -186,3 +186,49 @@ def test_broken_indexes_fail_certification(tmp_path: Path, factory: str, port: s
     assert run.code == 1, run.why
     assert any(t.endswith(failing) for t in run.tests("failed")), run.tests("failed")
     assert run.check("every contract test ran")["ok"], run.why
+
+
+STALLS = textwrap.dedent(
+    """
+    import time
+
+    from graphctx.adapters.sqlite import SqliteGraphStore
+
+
+    class Stalls(SqliteGraphStore):
+        name = "sqlite-that-stalls"
+
+        def run(self, template, scope, params):
+            if template.name == "entity.neighbourhood":
+                time.sleep(3600)  # a backend call that never answers
+            return super().run(template, scope, params)
+
+
+    def create(settings):
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        store = Stalls(settings.data_dir / "graph.db")
+        store.ensure_schema()
+        return store
+    """
+)
+
+
+def test_a_run_that_stalls_is_interrupted_and_still_reports_what_ran(tmp_path: Path) -> None:
+    """A backend call that never answers: the run is stopped at --timeout as Ctrl-C would stop it, so
+    the certificate still lists the tests that ran and the console (written as the run goes) shows
+    where it stopped, instead of a bare 'timed out'."""
+    cwd = tmp_path / "project"
+    cwd.mkdir()
+    (cwd / "stalls.py").write_text(STALLS)
+    out = tmp_path / "cert"
+    run = certify(
+        ["stalls:create", "--port", "graph", "--timeout", "60"], out, cwd=cwd, cli=False, timeout_s=300
+    )
+    assert run.code == 1, run.why
+    assert run.certificate is not None
+    assert run.certificate["verdict"] == "FAIL"
+    assert "timed out" in run.check("the suite ran")["detail"], run.why
+    assert run.tests("passed"), run.why  # the report was written: what ran before the stall is kept
+    log = (out / "pytest.log").read_text()
+    assert "KeyboardInterrupt" in log, log[-2000:]
+    assert "certify: the run timed out after 60 s" in log
