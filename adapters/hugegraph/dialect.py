@@ -36,6 +36,10 @@ if TYPE_CHECKING:
 # reached (measured on a 1.5.0 cluster: "UNAVAILABLE: io exception" for ~12 s after a store's kill -9,
 # until its partitions have new leaders). The request did not complete; the server itself is fine.
 _STORAGE_UNAVAILABLE = ("UNAVAILABLE: ", "DEADLINE_EXCEEDED: ")  # gRPC status prefixes
+# HugeGraph's own evaluation timeout (evaluationTimeout in gremlin-server.yaml, 30 s by default) does
+# not answer Gremlin's 598: it interrupts the storage read, which answers 500 with this text (measured
+# on a loaded 1.5.0 cluster). The request did not complete; the next one may.
+_INTERRUPTED = "java.lang.InterruptedException"
 
 
 def _digest(*parts: str) -> str:
@@ -140,6 +144,11 @@ class HugeGraphDialect(GremlinDialect):
             return BackendUnavailable(
                 "HugeGraph's storage cannot serve the request (on a cluster: a store node is down or a "
                 f"partition is electing its leader): {message[:300]}"
+            )
+        if _INTERRUPTED in message:
+            return BackendUnavailable(
+                "HugeGraph ended the request at its evaluation timeout (evaluationTimeout in "
+                f"gremlin-server.yaml): {message[:300]}"
             )
         if "NoIndexException" in message or "not indexed" in message:
             return BackendError(

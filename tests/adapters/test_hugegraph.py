@@ -513,6 +513,18 @@ def test_storage_unavailable_on_a_write_that_is_not_idempotent_is_never_retried(
     assert conn.attempts == 1
 
 
+def test_the_servers_evaluation_timeout_is_transient_like_a_store_node_down() -> None:
+    """HugeGraph ends a request at its evaluationTimeout by interrupting the storage read (a 500 with
+    java.lang.InterruptedException, not Gremlin's 598): an idempotent request is tried again, and
+    after the last attempt it is BackendUnavailable naming the timeout, not a refusal."""
+    message = "java.lang.InterruptedException"
+    conn = _FlakyStorage(failures=2, message=message)
+    assert conn.submit(Bytecode(), idempotent=True, what="fact.upsert") == [1]
+    assert conn.attempts == 3
+    with pytest.raises(BackendUnavailable, match="evaluation timeout"):
+        _FlakyStorage(failures=10, message=message).submit(Bytecode(), idempotent=True, what="fact.upsert")
+
+
 def test_other_server_errors_are_not_retried() -> None:
     conn = _FlakyStorage(failures=1, message="Invalid data type of query value")
     with pytest.raises(BackendError) as raised:
