@@ -202,6 +202,8 @@ class Report:
     after: dict[str, Any]
     recovery_s: float
     checks: dict[str, bool]
+    serving_s: float = 0.0
+    """From PD reporting the cluster healthy to the first graph read through server 1 that succeeded."""
 
     @property
     def ok(self) -> bool:
@@ -215,11 +217,30 @@ def call_bound_s() -> float:
     return per_try * (1 + settings.retries) + 5.0
 
 
+SERVING_BOUND_S = 180.0
+"""How long after PD reports the cluster healthy a graph server may still fail reads on a store that
+came back: its store client learns new leaders from PD and reconnects to the node with gRPC's
+backoff (up to 120 s between attempts). Measured, then bounded; graphctx answers typed meanwhile."""
+
+
 def _bring_back(node: str) -> float:
     started = time.perf_counter()
     ctl("start", node)
     ctl("wait-healthy", "240")
     return time.perf_counter() - started
+
+
+def serving_again(svc: ContextService, scope: Scope, bound_s: float = SERVING_BOUND_S) -> float:
+    """Seconds until a graph read through the service's server succeeds (inf past `bound_s`); every
+    failure meanwhile must be a typed graphctx error."""
+    started = time.perf_counter()
+    while time.perf_counter() - started < bound_s:
+        try:
+            svc.stores.graph.run(t.SCOPE_STATS, scope, t.NoParams())
+            return time.perf_counter() - started
+        except GraphctxError:
+            time.sleep(1.0)
+    return float("inf")
 
 
 def bulk_load_with_kill(work: Path, node: str, *, batches: int = 12, batch: int = 100) -> Report:
@@ -239,6 +260,7 @@ def bulk_load_with_kill(work: Path, node: str, *, batches: int = 12, batch: int 
             (reported.extend(e["id"] for e in chunk) if answer is not None else failed.append(chunk))
         during = log.summary()
         recovery = _bring_back(node)
+        serving = serving_again(svc, scope)
         missing = set(reported) - on_cluster(scope, reported)
         after = Log()
         for chunk in failed:  # the caller's retry of what raised
@@ -258,6 +280,7 @@ def bulk_load_with_kill(work: Path, node: str, *, batches: int = 12, batch: int 
         {**after_summary, "reconcile": repair, "reconcile_again": second, "facts": stats.facts},
         recovery,
         {
+            "server 1 serves again within the bound": serving <= SERVING_BOUND_S,
             "no write reported done is missing": not missing,
             "every error typed": not during["untyped"] and not after_summary["untyped"],
             "no call outlived its bound": during["max_s"] <= call_bound_s(),
@@ -267,6 +290,7 @@ def bulk_load_with_kill(work: Path, node: str, *, batches: int = 12, batch: int 
             "second reconcile repairs nothing": bool(second)
             and not any(second[k] for k in ("lexical_repaired", "vector_repaired", "removed_from_indexes")),
         },
+        serving,
     )
 
 
@@ -289,6 +313,7 @@ def recalls_with_kill(work: Path, node: str, *, seconds: float = 30.0, size: int
             k += 1
         during = log.summary()
         recovery = _bring_back(node)
+        serving = serving_again(svc, scope)
         after = Log()
         for i in range(10):
             after.call("recall", lambda i=i: svc.recall(scope, f"r item {i}"))
@@ -302,8 +327,10 @@ def recalls_with_kill(work: Path, node: str, *, seconds: float = 30.0, size: int
         {
             "every error typed": not during["untyped"],
             "no call outlived its bound": during["max_s"] <= call_bound_s(),
+            "server 1 serves again within the bound": serving <= SERVING_BOUND_S,
             "after recovery every recall succeeds": not after_summary["errors"],
         },
+        serving,
     )
 
 
@@ -325,6 +352,7 @@ def pd_restart(work: Path, *, seconds: float = 20.0, size: int = 200) -> Report:
             k += 1
         during = log.summary()
         recovery = _bring_back("pd")
+        serving = serving_again(svc, scope)
         after = Log()
         after.call("remember", lambda: svc.remember(scope, data))
         for i in range(5):
@@ -340,9 +368,11 @@ def pd_restart(work: Path, *, seconds: float = 20.0, size: int = 200) -> Report:
         {
             "every error typed": not during["untyped"],
             "no call outlived its bound": during["max_s"] <= call_bound_s(),
+            "server 1 serves again within the bound": serving <= SERVING_BOUND_S,
             "after recovery every call succeeds": not after_summary["errors"],
             "nothing lost": held == {e["id"] for e in data},
         },
+        serving,
     )
 
 

@@ -26,7 +26,9 @@ def cluster() -> Iterator[None]:
 
 def _assert(report: faults.Report) -> None:
     failed = [name for name, ok in report.checks.items() if not ok]
-    where = f"{report.scenario} ({report.node})"
+    back = f"healthy after {report.recovery_s:.0f} s, serving {report.serving_s:.0f} s later"
+    where = f"{report.scenario} ({report.node}; {back})"
+    print(where, report.checks)
     assert not failed, f"{where}: {failed}\nduring {report.during}\nafter {report.after}"
 
 
