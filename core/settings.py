@@ -28,21 +28,10 @@ from pydantic_settings import (
 )
 
 from graphctx.errors import ConfigError
+from graphctx.locations import CONFIG_FILE, ENV_PREFIX, default_data_dir, user_config_file
 from graphctx.model import PREDICATES, SINGLE_VALUED, Side
 
-ENV_PREFIX = "GRAPHCTX_"
-CONFIG_FILE = "graphctx.toml"
 SECTIONS_GROUP = "graphctx.settings"  # entry points: section name -> its SectionSettings class
-
-
-def default_data_dir() -> Path:
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "graphctx"
-
-
-def user_config_file() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "graphctx" / CONFIG_FILE
 
 
 DEFAULT_CODE_EXCLUDE = (

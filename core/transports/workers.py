@@ -42,6 +42,7 @@ from graphctx.model import Entity, Fact
 from graphctx.scope import Scope
 from graphctx.service import ContextService, Progress
 from graphctx.settings import Settings
+from graphctx.transports.local import LocalAccess, advertise, withdraw
 
 log = logging.getLogger("graphctx.workers")
 
@@ -224,7 +225,14 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _reader(settings: Settings, sock: socket.socket, address: str, authkey: bytes, log_level: str) -> None:
+def _reader(
+    settings: Settings,
+    sock: socket.socket,
+    address: str,
+    authkey: bytes,
+    log_level: str,
+    access: LocalAccess | None = None,
+) -> None:
     """One reader process: read-only stores, writes forwarded, HTTP and MCP served on the shared
     socket until SIGTERM (uvicorn then finishes the requests in flight)."""
     import uvicorn
@@ -237,7 +245,7 @@ def _reader(settings: Settings, sock: socket.socket, address: str, authkey: byte
     keys: KeyStore = registry.factory("keys", settings.key_store_backend)(settings)
     try:
         # the same app and connection limits as a single-process serve; the socket is the parent's
-        app = server.build_app(service, keys, settings)
+        app = server.build_app(service, keys, settings, local_access=access)
         uvicorn.Server(server.uvicorn_config(app, settings, log_level=log_level)).run(sockets=[sock])
     finally:
         keys.close()
@@ -286,11 +294,12 @@ def serve_workers(
             sock = bind(settings.http_host, settings.http_port)
             port = sock.getsockname()[1]
             spawn = multiprocessing.get_context("spawn")
+            access = LocalAccess.new(settings.data_dir, os.environ)
 
             def start() -> multiprocessing.process.BaseProcess:
                 proc = spawn.Process(
                     target=_reader,
-                    args=(settings, sock, endpoint.address, endpoint.authkey, log_level),
+                    args=(settings, sock, endpoint.address, endpoint.authkey, log_level, access),
                     name="graphctx-reader",
                     daemon=False,
                 )
@@ -298,6 +307,8 @@ def serve_workers(
                 return proc
 
             readers = [start() for _ in range(workers)]
+            # connections queue on the bound socket until a reader accepts them
+            advertise(settings, settings.http_host, port, access)
             announce(
                 f"graphctx: serving HTTP on http://{settings.http_host}:{port}/v1 and MCP on /mcp with "
                 f"{workers} reader processes and this writer (pid {os.getpid()}; data: {settings.data_dir})"
@@ -310,6 +321,7 @@ def serve_workers(
                             time.sleep(RESTART_BACKOFF_S)
                             readers[i] = start()
             finally:
+                withdraw(settings.data_dir, access)
                 for proc in readers:
                     if proc.is_alive():
                         proc.terminate()  # uvicorn finishes the requests in flight, then exits
