@@ -138,6 +138,14 @@ class Settings(BaseSettings):
         default_factory=lambda: list(DEFAULT_CODE_EXCLUDE),
         description="Gitignore-style patterns `graphctx index` skips (on top of each .gitignore).",
     )
+    index_workers: int = Field(
+        default=1,
+        ge=1,
+        le=64,
+        description="Processes that parse Go files while `graphctx index` runs (at most the cores; 1: "
+        "this process alone). Off by default: as measured (docs/results.md), sending parsed files "
+        "back costs about what the workers save on two cores.",
+    )
     code_roots: list[str] = Field(
         default_factory=list,
         description="Import roots `graphctx index` uses instead of the packaging declarations "
