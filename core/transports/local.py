@@ -164,12 +164,17 @@ class LocalAccess:
         return cls(secrets.token_urlsafe(32), fingerprint(data_dir, environ))
 
 
+def reachable(host: str) -> str:
+    """Where a client on this machine reaches a server listening on `host` (a wildcard: loopback)."""
+    return {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
+
+
 def advertise(settings: Settings, host: str, port: int, access: LocalAccess) -> None:
     """Write `<data_dir>/serve.json` (0600, atomically) for the serve in this process listening at
     host:port; a wildcard address is advertised as the loopback of its family. One that cannot be
     written is logged: serve serves anyway, and the CLI opens the stores."""
     data_dir = settings.data_dir
-    host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
+    host = reachable(host)
     pid = os.getpid()
     advert = Advert(host, port, pid, process_started(pid), access.secret, __version__, access.fingerprint,
                     str(data_dir.resolve()), settings.deadline_s)  # fmt: skip

@@ -42,7 +42,7 @@ from graphctx.model import Entity, Fact
 from graphctx.scope import Scope
 from graphctx.service import ContextService, Progress
 from graphctx.settings import Settings
-from graphctx.transports.local import LocalAccess, advertise, withdraw
+from graphctx.transports.local import LocalAccess, advertise, reachable, withdraw
 
 log = logging.getLogger("graphctx.workers")
 
@@ -269,6 +269,29 @@ def _end_with_the_writer() -> None:
     threading.Thread(target=watch, name="graphctx-writer-watch", daemon=True).start()
 
 
+READY_POLL_S = 0.2
+
+
+def _advertise_when_served(settings: Settings, port: int, access: LocalAccess, stop: threading.Event) -> None:
+    """Advertise this serve to the CLI once a reader answers on the port (until then a CLI read
+    would wait in the listen queue for a reader still starting)."""
+    import http.client
+
+    host = reachable(settings.http_host)
+    while not stop.wait(READY_POLL_S):
+        conn = http.client.HTTPConnection(host, port, timeout=2.0)
+        try:
+            conn.request("GET", "/healthz")
+            if conn.getresponse().status in (200, 503):  # answering (503: wedged, yet serving)
+                break
+        except (OSError, http.client.HTTPException):
+            continue
+        finally:
+            conn.close()
+    if not stop.is_set():
+        advertise(settings, settings.http_host, port, access)
+
+
 def serve_workers(
     settings: Settings,
     workers: int,
@@ -307,8 +330,10 @@ def serve_workers(
                 return proc
 
             readers = [start() for _ in range(workers)]
-            # connections queue on the bound socket until a reader accepts them
-            advertise(settings, settings.http_host, port, access)
+            advertiser = threading.Thread(
+                target=_advertise_when_served, args=(settings, port, access, stop), daemon=True
+            )
+            advertiser.start()
             announce(
                 f"graphctx: serving HTTP on http://{settings.http_host}:{port}/v1 and MCP on /mcp with "
                 f"{workers} reader processes and this writer (pid {os.getpid()}; data: {settings.data_dir})"
@@ -321,6 +346,8 @@ def serve_workers(
                             time.sleep(RESTART_BACKOFF_S)
                             readers[i] = start()
             finally:
+                stop.set()
+                advertiser.join(READY_POLL_S * 2)
                 withdraw(settings.data_dir, access)
                 for proc in readers:
                     if proc.is_alive():
