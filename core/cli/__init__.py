@@ -264,8 +264,8 @@ def _fail(exc: GraphctxError, as_json: bool) -> None:
 
 
 def dumps(data: Any) -> str:
-    """The canonical JSON every transport returns (graphctx.envelope.dumps, imported when needed)."""
-    from graphctx.envelope import dumps as canonical
+    """The canonical JSON every transport returns (graphctx.envelope.canonical, imported when needed)."""
+    from graphctx.envelope import canonical
 
     return canonical(data)
 

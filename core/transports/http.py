@@ -31,7 +31,7 @@ from starlette.types import Scope as AsgiScope
 from graphctx import __version__, api, deadlines
 from graphctx.answers import ANSWERS
 from graphctx.auth import AuthError, Principal, new_key
-from graphctx.envelope import dumps
+from graphctx.envelope import canonical
 from graphctx.errors import GraphctxError, InputError, NotFound, SettingsDiffer
 from graphctx.kernel.ports import KeyStore
 from graphctx.kernel.templates import SCOPE_STATS, NoParams
@@ -91,10 +91,11 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 
 
 class CanonicalJSON(JSONResponse):
-    """The canonical serialisation every transport returns (graphctx.envelope.dumps)."""
+    """The canonical serialisation every transport returns (graphctx.envelope.dumps; a finished
+    answer's own, made once when it was finished)."""
 
     def render(self, content: Any) -> bytes:
-        return dumps(content).encode("utf-8")
+        return canonical(content).encode("utf-8")
 
 
 # -- errors -------------------------------------------------------------------------------------
