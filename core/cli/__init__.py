@@ -386,12 +386,13 @@ def _through_serve(
     """The answer of a running `graphctx serve` on this data directory (graphctx.transports.local), or
     None to answer by opening the stores. An error of the read itself is reported as a direct call
     reports it; with --via serve, no serve to answer is `serve_unavailable` (exit 69)."""
-    if ctx.obj.via is Via.direct:
+    from graphctx.transports import local
+
+    if ctx.obj.via is Via.direct or op not in local.READS:
         return None
     import json
 
     from graphctx.errors import ServeUnavailable, from_dict
-    from graphctx.transports import local
 
     def direct(reason: str) -> str | None:
         if ctx.obj.via is Via.serve:
