@@ -214,8 +214,7 @@ def _root(
         typer.Option(
             envvar="GRAPHCTX_CLI_VIA",
             help="Read commands: through a running `graphctx serve` on the data directory when one "
-            "answers, else by opening the stores (auto); only through serve (serve); never (direct). "
-            "[env var: GRAPHCTX_CLI_VIA]",
+            "answers, else by opening the stores (auto); only through serve (serve); never (direct).",
         ),
     ] = Via.auto,
     version: Annotated[
