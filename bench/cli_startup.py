@@ -2,8 +2,10 @@
 and one `search` over the non-test standard library (indexed once before timing, as
 bench/index_speed.py copies it) beside the interpreter's own start (`python -c pass`) and beside
 importing what `--help` imported before the CLI's imports became lazy (graphctx.api and
-graphctx.service: pydantic, numpy, the code indexer). Each command runs --runs times, interleaved,
-in fresh processes; medians and ratios to the interpreter. Prints; writes docs/results.md only with
+graphctx.service: pydantic, numpy, the code indexer). `recall` and `search` run twice: opening the
+stores (`--via direct`) and through a `graphctx serve --workers 1` running on the same data
+directory (`--via serve`, started before timing). Each command runs --runs times, interleaved, in
+fresh processes; medians and ratios to the interpreter. Prints; writes docs/results.md only with
 --write.
 
     python bench/cli_startup.py --runs 21 --write
@@ -15,10 +17,13 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from _code_data import copy_tree
@@ -60,11 +65,45 @@ def commands(venv: Path | None, demo_env: dict[str, str], stdlib_env: dict[str, 
         cli = [script]
         found["graphctx --version (console script)"] = ([script, "--version"], None)
         found["graphctx --help (console script)"] = ([script, "--help"], None)
-    found[f"graphctx recall '{DEMO_QUERY}' (demo memory)"] = ([*cli, "recall", DEMO_QUERY], demo_env)
-    found[f"graphctx search '{SEARCH_QUERY}' (standard library)"] = (
-        [*cli, "search", SEARCH_QUERY], stdlib_env,
-    )  # fmt: skip
+    for via in ("direct", "serve"):
+        found[f"graphctx --via {via} recall '{DEMO_QUERY}' (demo memory)"] = (
+            [*cli, "--via", via, "recall", DEMO_QUERY], demo_env,
+        )  # fmt: skip
+        found[f"graphctx --via {via} search '{SEARCH_QUERY}' (standard library)"] = (
+            [*cli, "--via", via, "search", SEARCH_QUERY], stdlib_env,
+        )  # fmt: skip
     return found
+
+
+SERVE_START_TIMEOUT_S = 180.0
+
+
+@contextmanager
+def serving(venv: Path | None, env: dict[str, str]) -> Iterator[None]:
+    """`graphctx serve --workers 1` on env's data directory (a free port), until the block ends; up
+    once it advertises itself there (graphctx.transports.local)."""
+    py = str(venv / "bin" / "python") if venv else sys.executable
+    advert = Path(env["GRAPHCTX_DATA_DIR"]) / "serve.json"
+    proc = subprocess.Popen(
+        [py, "-m", "graphctx.cli", "serve", "--port", "0", "--workers", "1", "--log-level", "warning"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + SERVE_START_TIMEOUT_S
+        while not advert.exists():
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(
+                    f"graphctx serve on {advert.parent} did not start within {SERVE_START_TIMEOUT_S} s"
+                )
+            time.sleep(0.2)
+        yield
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def run(runs: int, cmds: dict[str, tuple]) -> dict[str, list[float]]:
@@ -93,7 +132,12 @@ def main() -> None:
     try:
         demo_env, stdlib_env, files = prepare(work)
         for venv in args.venv or [None]:
-            tables.append(table(venv, run(args.runs, commands(venv, demo_env, stdlib_env))))
+            with ExitStack() as stack:
+                for env in (demo_env, stdlib_env):
+                    stack.enter_context(serving(venv, env))
+                cmds = commands(venv, demo_env, stdlib_env)
+                tables.append(table(venv, run(args.runs, cmds)))
+                tables.append(import_profile(cmds))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     command = (
@@ -108,7 +152,9 @@ def main() -> None:
         )
         + "\n"
         + "\n\n".join(tables)
-        + "\n\nThe targets: `--help` and `--version` under 150 ms, one `recall` under 400 ms. This machine "
+        + "\n\n`--via serve`: the CLI finds the `graphctx serve` running on the data directory (its advert, "
+        "`serve.json`) and sends it the read; it imports neither the stores nor the service. "
+        "The targets: `--help` and `--version` under 150 ms, one `recall` under 400 ms. This machine "
         "is shared with other work (1-minute load average "
         f"{os.getloadavg()[0]:.1f} at the end of the run), so the medians carry its load; the ratio to "
         "`python -c pass` in the same run is the steadier figure. An editable install (`pip install -e`) "
@@ -117,6 +163,38 @@ def main() -> None:
     print(body)
     if args.write:
         write_section("cli_startup", body)
+
+
+PROFILED = ("graphctx.cli", "typer._adapters", "graphctx.transports.local", "http.client", "rich.console")
+"""Top-level imports of a read through serve whose cumulative import time is reported."""
+
+
+def import_profile(cmds: dict[str, tuple], runs: int = 5) -> str:
+    """Where a `--via serve` recall's start goes: the cumulative import time of its main top-level
+    imports (PYTHONPROFILEIMPORTTIME), medians of `runs` runs, beside its wall time."""
+    name = next(n for n in cmds if "--via serve recall" in n)
+    argv, env = cmds[name]
+    found: dict[str, list[float]] = {m: [] for m in PROFILED}
+    walls = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        done = subprocess.run(argv, env={**(env or os.environ), "PYTHONPROFILEIMPORTTIME": "1"},
+                              capture_output=True, text=True, check=True)  # fmt: skip
+        walls.append(time.perf_counter() - started)
+        seen = {}
+        for line in done.stderr.splitlines():
+            fields = line.split("|")
+            if line.startswith("import time:") and len(fields) == 3 and fields[1].strip().isdigit():
+                seen.setdefault(fields[2].rstrip(), int(fields[1]))  # the name unindented: top level
+        for module in PROFILED:
+            found[module].append(seen.get(f" {module}", 0) / 1000)
+    rows = [f"| `{m}` | {median(t):.0f} |" for m, t in found.items()]
+    return (
+        f"Where `{name}` starts ({runs} more runs with the import profile on, wall median "
+        f"{median(walls) * 1000:.0f} ms): cumulative import time of its top-level imports "
+        "(`typer._adapters` is typer's own pydantic-based parameter coercion; 0: not imported)\n\n"
+        "| import | median ms |\n|---|---:|\n" + "\n".join(rows)
+    )
 
 
 def table(venv: Path | None, times: dict[str, list[float]]) -> str:

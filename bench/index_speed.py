@@ -36,7 +36,6 @@ from _code_data import copy_tree
 from _report import header, write_section
 from token_reduction import DEFAULT_ROOT
 
-from graphctx.code.parallel import ENV
 from graphctx.indexing import embedding_text
 from graphctx.kernel.reads import stored_hashes
 from graphctx.kernel.templates import ENTITY_GET, EntityGetParams
@@ -50,22 +49,14 @@ SCOPE = Scope("bench", "speed")
 
 def index_once(tree: Path, embedder: str, data_dir: Path, workers: str = "") -> dict[str, Any]:
     load = os.getloadavg()[0]
-    before = os.environ.get(ENV)
-    if workers:
-        os.environ[ENV] = workers
-    try:
-        with ContextService.open(Settings(data_dir=data_dir, embedder=embedder)) as service:
-            wall, cpu = time.perf_counter(), time.process_time()
-            report = service.index_repository(SCOPE, tree).as_dict()
-            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-            noop = time.perf_counter()
-            service.index_repository(SCOPE, tree)
-            noop = time.perf_counter() - noop
-    finally:
-        if before is None:
-            os.environ.pop(ENV, None)
-        else:
-            os.environ[ENV] = before
+    chosen = {"index_workers": int(workers)} if workers else {}
+    with ContextService.open(Settings(data_dir=data_dir, embedder=embedder, **chosen)) as service:
+        wall, cpu = time.perf_counter(), time.process_time()
+        report = service.index_repository(SCOPE, tree).as_dict()
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        noop = time.perf_counter()
+        service.index_repository(SCOPE, tree)
+        noop = time.perf_counter() - noop
     return {"wall_s": wall, "cpu_s": cpu, "noop_s": noop, "load_before": load, "report": report}
 
 

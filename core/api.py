@@ -30,6 +30,7 @@ from graphctx.errors import (
     ReadOnly,
     RequestTimeout,
     ScopeError,
+    SettingsDiffer,
     from_validation,
 )
 from graphctx.scope import Scope
@@ -350,6 +351,16 @@ def parse_request(model: type[Request], payload: object) -> Request:
         raise from_validation(exc, default_loc="body") from None
 
 
+def answer(
+    service: ContextService, scope: Scope, operation: str, payload: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Run one operation in a scope already decided (the local operator's: the CLI, and serve
+    answering the CLI); None values are options not given."""
+    op = OPERATIONS[operation]
+    request = parse_request(op.request, {k: v for k, v in payload.items() if v is not None})
+    return op.handler(service, scope, request)
+
+
 def execute(service: ContextService, principal: Principal, operation: str, payload: object) -> dict[str, Any]:
     """Run one operation for an authenticated principal: validate, derive the scope, call."""
     op = OPERATIONS.get(operation)
@@ -370,6 +381,7 @@ HTTP_STATUS: tuple[tuple[type[GraphctxError], int], ...] = (
     (NotFound, 404),
     (MethodNotAllowed, 405),
     (AmbiguousName, 409),
+    (SettingsDiffer, 409),
     (BudgetError, 422),
     (DeadlineExceeded, 504),
     (RequestTimeout, 408),

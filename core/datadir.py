@@ -23,12 +23,11 @@ from pathlib import Path
 from typing import IO, Literal
 
 from graphctx.errors import DataDirLocked, DataDirMissing, ReadOnly
-from graphctx.settings import Settings, config_files, default_data_dir, user_config_file
+from graphctx.locations import default_data_dir, user_config_file
+from graphctx.settings import Settings, config_files
 
 Mode = Literal["read", "write"]
 LOCK_FILE = "writer.lock"
-PRIVATE_UMASK = 0o077
-"""The CLI's umask: files it creates are 0600 and directories 0700, whatever the caller's umask."""
 _OTHERS = stat.S_IRWXG | stat.S_IRWXO
 
 

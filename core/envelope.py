@@ -61,6 +61,67 @@ def size_bytes(data: Any) -> int:
     return len(dumps(data).encode("utf-8"))
 
 
+class Envelope(dict[str, Any]):
+    """A finished answer: the envelope, with the canonical JSON made when it was finished, which the
+    transports send as it is (`canonical`) instead of serialising the answer a second time. Setting
+    or removing a key drops it (made afresh when sent); a finished answer's nested values are final."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, data: dict[str, Any], text: str | None) -> None:
+        super().__init__(data)
+        self.text = text
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.text = None
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        self.text = None
+        super().__delitem__(key)
+
+    def pop(self, *args: Any) -> Any:
+        self.text = None
+        return super().pop(*args)
+
+    def popitem(self) -> tuple[str, Any]:
+        self.text = None
+        return super().popitem()
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        self.text = None
+        return super().setdefault(key, default)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        self.text = None
+        super().update(*args, **kwargs)
+
+    def clear(self) -> None:
+        self.text = None
+        super().clear()
+
+    def __ior__(self, other: Any) -> Envelope:  # type: ignore[override,misc]
+        self.text = None
+        return super().__ior__(other)
+
+
+def canonical(data: Any) -> str:
+    """`dumps(data)`, taken from a finished Envelope when it holds it."""
+    if isinstance(data, Envelope) and data.text is not None:
+        return data.text
+    return dumps(data)
+
+
+_VARYING = ("timings_ms", "budget", "isolation")
+"""The envelope's keys measured with placeholders (their values must not decide what fits)."""
+
+
+def _joined(data: dict[str, Any], parts: dict[str, str]) -> str:
+    # the compact JSON of an object is "{" + ",".join(key ":" value) + "}": the parts already
+    # serialised are reused, the others serialised here
+    return "{" + ",".join(f"{dumps(k)}:{parts[k] if k in parts else dumps(v)}" for k, v in data.items()) + "}"
+
+
 def tokens_for(n_bytes: int) -> int:
     return math.ceil(n_bytes / 4)
 
@@ -93,19 +154,26 @@ class Budget:
         envelope["truncated"] = False
         self._reserved: dict[str, dict[str, Any]] = {}
 
+    def _placeholders(self) -> dict[str, Any]:
+        """The varying keys as measured: fixed-width placeholders for timings, the token count and
+        the isolation count."""
+        envelope = self.envelope
+        probe: dict[str, Any] = {
+            "budget": {
+                **envelope.get("budget", {}),
+                "used_tokens": _TOKENS_PLACEHOLDER,
+                "unused_tokens": _TOKENS_PLACEHOLDER,
+            }
+        }
+        if "timings_ms" in envelope:
+            probe["timings_ms"] = dict.fromkeys(envelope["timings_ms"], _TIMING_PLACEHOLDER)
+        if "isolation" in envelope:  # how many foreign hits were dropped must not decide what fits
+            probe["isolation"] = {"rejected": _TOKENS_PLACEHOLDER}
+        return probe
+
     def measure(self) -> int:
         """Size with fixed-width placeholders for timings, the token count and the isolation count."""
-        probe = dict(self.envelope)
-        if "timings_ms" in probe:
-            probe["timings_ms"] = dict.fromkeys(probe["timings_ms"], _TIMING_PLACEHOLDER)
-        probe["budget"] = {
-            **probe.get("budget", {}),
-            "used_tokens": _TOKENS_PLACEHOLDER,
-            "unused_tokens": _TOKENS_PLACEHOLDER,
-        }
-        if "isolation" in probe:  # how many foreign hits were dropped must not decide what fits
-            probe["isolation"] = {"rejected": _TOKENS_PLACEHOLDER}
-        return size_bytes(probe)
+        return size_bytes({**self.envelope, **self._placeholders()})
 
     def fits(self) -> bool:
         return self.measure() <= self.limit
@@ -236,19 +304,22 @@ class Budget:
         self.envelope["omissions"].append(omission)
         self.require_fit("the envelope with its omissions")
 
-    def finish(self, timings_ms: dict[str, float]) -> dict[str, Any]:
-        self.envelope["truncated"] = self.envelope["truncated"] or bool(self.envelope["omissions"])
-        used = tokens_for(self.measure())
-        self.envelope["budget"] = {**self.envelope.get("budget", {}), "used_tokens": used}
-        if "max_tokens" in self.envelope["budget"]:
-            self.envelope["budget"]["unused_tokens"] = max(0, self.envelope["budget"]["max_tokens"] - used)
-        self.envelope["timings_ms"] = {
-            k: min(round(v, 3), _TIMING_PLACEHOLDER) for k, v in timings_ms.items()
-        }
+    def finish(self, timings_ms: dict[str, float]) -> Envelope:
+        """The finished answer. Its bulk is serialised once, here: the final measure and the JSON
+        the transports send are made of the same parts (only the small varying keys twice)."""
+        envelope = self.envelope
+        envelope["truncated"] = envelope["truncated"] or bool(envelope["omissions"])
+        parts = {k: dumps(v) for k, v in envelope.items() if k not in _VARYING}
+        measured = len(_joined({**envelope, **self._placeholders()}, parts).encode("utf-8"))
+        used = tokens_for(measured)
+        envelope["budget"] = {**envelope.get("budget", {}), "used_tokens": used}
+        if "max_tokens" in envelope["budget"]:
+            envelope["budget"]["unused_tokens"] = max(0, envelope["budget"]["max_tokens"] - used)
+        envelope["timings_ms"] = {k: min(round(v, 3), _TIMING_PLACEHOLDER) for k, v in timings_ms.items()}
         if self.counter is not None:
-            counted = min(self.counter.count(dumps(self.envelope)), _TOKENS_PLACEHOLDER)
-            self.envelope["budget"]["counted"] = {"tokenizer": self.counter.name, "used_tokens": counted}
-        return self.envelope
+            counted = min(self.counter.count(_joined(envelope, parts)), _TOKENS_PLACEHOLDER)
+            envelope["budget"]["counted"] = {"tokenizer": self.counter.name, "used_tokens": counted}
+        return Envelope(envelope, _joined(envelope, parts))
 
 
 def open_envelope(

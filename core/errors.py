@@ -205,6 +205,21 @@ class OverCapacity(GraphctxError):
         self.retry_after_s = retry_after_s
 
 
+class ServeUnavailable(GraphctxError):
+    """`--via serve` (GRAPHCTX_CLI_VIA=serve) and no live `graphctx serve` answered for this data
+    directory under this command's settings."""
+
+    code = "serve_unavailable"
+    exit_status = 69
+
+
+class SettingsDiffer(GraphctxError):
+    """A local read reached a serve whose settings come from other variables or config files than the
+    caller's: its answer could differ from the caller's own, so the caller answers directly."""
+
+    code = "settings_differ"
+
+
 class ConfigError(GraphctxError):
     code = "config_error"
     exit_status = 78

@@ -705,7 +705,7 @@ class ContextService:
         chosen = check_roots(roots) or check_roots(self.settings.code_roots)
         with self._write_lock():
             self._writable()
-            return Indexer(self.stores, self.sync, progress).run(
+            return Indexer(self.stores, self.sync, progress, workers=self.settings.index_workers).run(
                 scope, root, patterns, repo=repo, roots=chosen
             )
 

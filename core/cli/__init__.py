@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from datetime import datetime
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
@@ -106,8 +107,20 @@ AsOf = Annotated[
 ]
 
 
+class Via(StrEnum):
+    """How a read command answers: through a running `graphctx serve` on the data directory when one
+    answers (auto), only through it (serve), or always by opening the stores (direct)."""
+
+    auto = "auto"
+    serve = "serve"
+    direct = "direct"
+
+
 class Context:
-    def __init__(self, data_dir: Path | None, tenant: str | None, namespace: str | None) -> None:
+    def __init__(
+        self, data_dir: Path | None, tenant: str | None, namespace: str | None, via: Via = Via.auto
+    ) -> None:
+        self.via = via
         overrides: dict[str, Any] = {}
         if data_dir is not None:
             overrides["data_dir"] = data_dir
@@ -196,18 +209,26 @@ def _root(
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="Only errors on stderr: no progress bars, no notes.")
     ] = False,
+    via: Annotated[
+        Via,
+        typer.Option(
+            envvar="GRAPHCTX_CLI_VIA",
+            help="Read commands: through a running `graphctx serve` on the data directory when one "
+            "answers, else by opening the stores (auto); only through serve (serve); never (direct).",
+        ),
+    ] = Via.auto,
     version: Annotated[
         bool,
         typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit."),
     ] = False,
 ) -> None:
     # every file this process creates is private (0600, directories 0700), whatever the caller's umask
-    from graphctx.datadir import PRIVATE_UMASK
+    from graphctx.locations import PRIVATE_UMASK
 
     os.umask(PRIVATE_UMASK)
     _logging(verbose, quiet)
     _QUIET[0] = quiet
-    ctx.obj = Context(data_dir, tenant, namespace)
+    ctx.obj = Context(data_dir, tenant, namespace, via)
 
 
 @contextmanager
@@ -242,8 +263,8 @@ def _fail(exc: GraphctxError, as_json: bool) -> None:
 
 
 def dumps(data: Any) -> str:
-    """The canonical JSON every transport returns (graphctx.envelope.dumps, imported when needed)."""
-    from graphctx.envelope import dumps as canonical
+    """The canonical JSON every transport returns (graphctx.envelope.canonical, imported when needed)."""
+    from graphctx.envelope import canonical
 
     return canonical(data)
 
@@ -267,7 +288,7 @@ def recall(
 ) -> None:
     """Ranked memory and code context for a query, as an evidence envelope."""
     payload = {"query": query, "max_tokens": max_tokens, "depth": depth, "include_ids": ids, "as_of": as_of}
-    answer(ctx, as_json, "recall", payload, render.envelope)
+    answer(ctx, as_json, "recall", payload, _envelope)
 
 
 @app.command()
@@ -284,7 +305,7 @@ def explain(
     timeline (ended facts with what superseded them, future facts)."""
     payload = {"name": name, "max_tokens": max_tokens, "include_history": history, "include_ids": ids,
                "as_of": as_of}  # fmt: skip
-    answer(ctx, as_json, "explain", payload, render.envelope)
+    answer(ctx, as_json, "explain", payload, _envelope)
 
 
 @app.command()
@@ -302,7 +323,7 @@ def neighbourhood(
     """The entities around one entity, bounded."""
     payload = {"name": name, "depth": depth, "edge_types": edge or [], "direction": direction, "limit": limit,
                "max_tokens": max_tokens, "include_ids": ids}  # fmt: skip
-    answer(ctx, as_json, "neighbourhood", payload, render.envelope)
+    answer(ctx, as_json, "neighbourhood", payload, _envelope)
 
 
 @app.command()
@@ -319,7 +340,11 @@ def path(
     """The shortest path between two entities."""
     payload = {"source": source, "target": target, "max_depth": max_depth, "edge_types": edge or [],
                "max_tokens": max_tokens, "include_ids": ids}  # fmt: skip
-    answer(ctx, as_json, "path", payload, render.envelope)
+    answer(ctx, as_json, "path", payload, _envelope)
+
+
+def _envelope(console: Console, env: dict[str, Any]) -> None:
+    render.envelope(console, env)  # looked up here: a --json answer never imports rich
 
 
 def answer(
@@ -332,15 +357,71 @@ def answer(
 ) -> None:
     """A read operation exactly as HTTP and MCP run it: the same request model (so an out-of-range
     depth or limit is the same `invalid_input`, never clamped), then the same handler."""
-    from graphctx.api import OPERATIONS, parse_request
+    served = _through_serve(ctx, as_json, op, payload, graph)
+    if served is not None:
+        if as_json:
+            sys.stdout.write(served + "\n")  # serve's canonical JSON, as `dumps` writes it here
+            return
+        import json
 
-    with _service(ctx, as_json, mode="read") as (service, scope):
-        operation = OPERATIONS[op]
-        request = parse_request(operation.request, {k: v for k, v in payload.items() if v is not None})
-        env = operation.handler(service, shared_scope(graph) if graph else scope, request)
+        env = json.loads(served)
+    else:
+        from graphctx import api
+
+        with _service(ctx, as_json, mode="read") as (service, scope):
+            env = api.answer(service, shared_scope(graph) if graph else scope, op, payload)
     if not as_json:
         render.COMMAND[:] = ctx.obj.command
     _emit(as_json, env, lambda: human(out, env))
+
+
+_SERVE_TROUBLE = {"settings_differ", "unauthenticated", "over_capacity", "internal_error", "request_timeout"}
+"""Errors of serve itself rather than of the read: the read is answered directly instead."""
+
+
+def _through_serve(
+    ctx: typer.Context, as_json: bool, op: str, payload: dict[str, Any], graph: str | None
+) -> str | None:
+    """The answer of a running `graphctx serve` on this data directory (graphctx.transports.local), or
+    None to answer by opening the stores. An error of the read itself is reported as a direct call
+    reports it; with --via serve, no serve to answer is `serve_unavailable` (exit 69)."""
+    from graphctx.transports import local
+
+    if ctx.obj.via is Via.direct or op not in local.READS:
+        return None
+    import json
+
+    from graphctx.errors import ServeUnavailable, from_dict
+
+    def direct(reason: str) -> str | None:
+        if ctx.obj.via is Via.serve:
+            _fail(ServeUnavailable(f"--via serve: {reason}"), as_json)
+        log.info("answering directly (opening the stores): %s", reason)
+        return None
+
+    data_dir = local.data_dir_of(ctx.obj.overrides.get("data_dir"), os.environ)
+    advert = local.find(data_dir, local.fingerprint(data_dir, os.environ))
+    if isinstance(advert, str):
+        return direct(advert)
+    scope = local.scope_of(ctx.obj.overrides, os.environ)
+    body = {"fingerprint": advert.fingerprint, "scope": scope, "graph": graph, "request": payload}
+    try:
+        status, raw = local.call(advert, op, body)
+        text = raw.decode("utf-8")
+        error = json.loads(text).get("error") if status != 200 else None
+    except local.Unreachable as exc:
+        return direct(f"the serve advertised ({advert.where()}) did not answer: {exc}")
+    except (UnicodeDecodeError, ValueError, AttributeError):
+        return direct(f"the serve advertised ({advert.where()}) sent an answer that is not JSON")
+    if status == 200:
+        log.info("answered by graphctx serve (%s)", advert.where())
+        return text
+    if not isinstance(error, dict) or error.get("code") in _SERVE_TROUBLE:
+        code = error.get("code") if isinstance(error, dict) else f"HTTP {status}"
+        return direct(f"the serve advertised ({advert.where()}) refused the read: {code}")
+    log.info("answered by graphctx serve (%s) with an error", advert.where())
+    _fail(from_dict(error), as_json)
+    return None
 
 
 def _count_lines(path: Path) -> int:
@@ -590,6 +671,7 @@ def serve(
     from graphctx import registry
     from graphctx.service import ContextService
     from graphctx.transports import server
+    from graphctx.transports.local import LocalAccess, advertise, withdraw
 
     overrides: dict[str, Any] = {}
     if host is not None:
@@ -625,7 +707,9 @@ def serve(
             _fail(exc, False)
         except OSError as exc:
             _fail(GraphctxError(f"{exc.strerror or exc}: {exc.filename or ''}".strip()), False)
-        app_ = server.build_app(service, keys, settings)
+        # only the writer advertises itself to the CLI: one per data directory
+        access = LocalAccess.new(settings.data_dir, os.environ) if service.stores.mode == "write" else None
+        app_ = server.build_app(service, keys, settings, local_access=access)
         _warn_exposed(settings.data_dir)
         err.print(
             f"graphctx: serving HTTP on http://{settings.http_host}:{settings.http_port}/v1 and MCP on "
@@ -634,7 +718,14 @@ def serve(
             markup=False,
             highlight=False,
         )
-        server.serve(app_, settings, log_level=log_level)
+        if access is not None:
+            stack.callback(withdraw, settings.data_dir, access)
+        server.serve(
+            app_,
+            settings,
+            log_level=log_level,
+            on_listening=(lambda h, p: advertise(settings, h, p, access)) if access else None,
+        )
     err.print("graphctx: stopped", markup=False, highlight=False)
 
 

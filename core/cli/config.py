@@ -55,7 +55,8 @@ def config(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     adapters' settings ([gremlin], [hugegraph] tables) too."""
     from rich.table import Table
 
-    from graphctx.settings import ENV_PREFIX, Settings, config_paths, sources, user_config_file
+    from graphctx.locations import ENV_PREFIX, user_config_file
+    from graphctx.settings import Settings, config_paths, sources
 
     try:
         settings = ctx.obj.settings()

@@ -9,8 +9,8 @@ inherits (struct and interface embedding), implements (method sets) and tested_b
 `BenchmarkX`, `ExampleX`, `FuzzX` in `_test.go` files, with the helpers of test files they call
 followed). A declaration in a file with a build constraint carries it at the end of its signature.
 
-Files are parsed in worker processes when GRAPHCTX_INDEX_WORKERS asks for them
-(graphctx.code.parallel: the same result, in the same order, as parsing here).
+Files are parsed in worker processes when the index_workers setting (GRAPHCTX_INDEX_WORKERS) asks for
+them (graphctx.code.parallel: the same result, in the same order, as parsing here).
 
 Incremental by package: a file's key is the sha256 of its bytes and its import path (a renamed
 module renames its symbols). When any Go file changed, every Go file is parsed (the resolver needs
@@ -73,8 +73,11 @@ class _Resolved:
 class GoFrontEnd:
     lang = "go"
 
-    def __init__(self, repo: str, files: Iterable[SourceFile], report: IndexReport, tick: Tick) -> None:
+    def __init__(
+        self, repo: str, files: Iterable[SourceFile], report: IndexReport, tick: Tick, *, workers: int = 1
+    ) -> None:
         self.repo = repo
+        self.workers = workers
         self.report = report
         self._tick = tick
         every = list(files)
@@ -200,6 +203,7 @@ class GoFrontEnd:
             [(rel, f.data) for rel, f in items],
             [len(f.data) for _, f in items],
             lambda n: self._tick("parsing", n, total),
+            workers=self.workers,
         )
         for go in parsed:
             if go.error:

@@ -110,10 +110,13 @@ def check_roots(roots: Sequence[str]) -> list[str]:
 
 
 class Indexer:
-    def __init__(self, stores: Stores, sync: IndexSync, progress: IndexProgress | None = None) -> None:
+    def __init__(
+        self, stores: Stores, sync: IndexSync, progress: IndexProgress | None = None, *, workers: int = 1
+    ) -> None:
         self.stores = stores
         self.sync = sync
         self.progress = progress
+        self.workers = workers  # processes parsing Go files (the index_workers setting)
 
     def _tick(self, phase: str, done: int, total: int) -> None:
         if self.progress is not None:
@@ -224,7 +227,10 @@ class Indexer:
         python = PythonFrontEnd(
             self.stores.graph, scope, name, layout, walked.files, report, others, exclude, self._tick
         )
-        fronts: list[FrontEnd] = [python, GoFrontEnd(name, walked.files, report, self._tick)]
+        fronts: list[FrontEnd] = [
+            python,
+            GoFrontEnd(name, walked.files, report, self._tick, workers=self.workers),
+        ]
         files = {i: f for front in fronts for i, f in front.units().items()}
         files.update((document_id(name, f.relpath), f) for f in walked.files if f.kind == "md")
         self._tick("scanning", 0, len(files))

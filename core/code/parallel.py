@@ -1,8 +1,8 @@
-"""Parsing in parallel processes (opt-in: GRAPHCTX_INDEX_WORKERS=N): a pure per-file function mapped
-over the files by up to N worker processes, at most one per core, each given a contiguous share of
-the files (balanced by bytes); the shares are joined in input order, so every id, hash and fact is
-what the serial path gives. A run too small to share, or a worker that fails, is parsed in this
-process: the answer is the same, only the time differs.
+"""Parsing in parallel processes (opt-in: the index_workers setting, GRAPHCTX_INDEX_WORKERS=N): a
+pure per-file function mapped over the files by up to N worker processes, at most one per core, each
+given a contiguous share of the files (balanced by bytes); the shares are joined in input order, so
+every id, hash and fact is what the serial path gives. A run too small to share, or a worker that
+fails, is parsed in this process: the answer is the same, only the time differs.
 
 Workers are fresh interpreters running this module (`python -m graphctx.code.parallel`), fed one
 pickle on stdin and answering one on stdout: no fork of a process that may hold threads and open
@@ -23,22 +23,9 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 R = TypeVar("R")
 
-ENV = "GRAPHCTX_INDEX_WORKERS"  # N > 1: parse in up to N worker processes (at most the cores)
-
 
 def cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-
-
-def workers() -> int:
-    """How many processes parse (1: this process alone, the default). Opt-in because, as measured
-    (docs/results.md, index_side_by_side_go), shipping parsed files back costs about what the
-    workers save on two cores: unpickling them takes this process 30-75 % of parsing them."""
-    raw = os.environ.get(ENV, "").strip()
-    try:
-        return max(1, min(int(raw), cores())) if raw else 1
-    except ValueError:
-        return 1
 
 
 def shares(sizes: Sequence[int], n: int) -> list[tuple[int, int]]:
@@ -60,10 +47,13 @@ def parallel_map(
     items: Sequence[T],
     sizes: Sequence[int],
     progress: Callable[[int], None] | None = None,
+    *,
+    workers: int = 1,
 ) -> list[R]:
-    """fn over items, in order. `fn` is a module-level function; items and results pickle.
-    `progress(done)` is called as items complete (every 200 in this process, per share in workers)."""
-    n = workers()
+    """fn over items, in order, in up to `workers` processes (at most the cores; the index_workers
+    setting). `fn` is a module-level function; items and results pickle. `progress(done)` is called
+    as items complete (every 200 in this process, per share in workers)."""
+    n = max(1, min(workers, cores()))
     if n <= 1 or len(items) < 2 * n or "<" in fn.__qualname__:  # a lambda or closure: not importable
         return _serial(fn, items, progress)
     parts = shares(sizes, n)

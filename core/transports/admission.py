@@ -147,9 +147,10 @@ class Admission:
     body_timeout_s: float
 
     async def run(
-        self, app: ASGIApp, principal: Principal, scope: AsgiScope, receive: Receive, send: Send
+        self, app: ASGIApp, principal: Principal | str, scope: AsgiScope, receive: Receive, send: Send
     ) -> None:
-        key = principal.key_id or principal.name
+        """`principal`: the caller, or the name its requests are counted under (the local CLI's)."""
+        key = principal if isinstance(principal, str) else principal.key_id or principal.name
         try:
             self.slots.acquire(key)
         except OverCapacity as exc:

@@ -5,8 +5,11 @@ ContextService. The scope of every request comes from the API key's principal (t
 from __future__ import annotations
 
 import asyncio
+import hmac
 import inspect
+import json
 import logging
+import os
 import re
 import threading
 import time
@@ -28,13 +31,14 @@ from starlette.types import Scope as AsgiScope
 from graphctx import __version__, api, deadlines
 from graphctx.answers import ANSWERS
 from graphctx.auth import AuthError, Principal, new_key
-from graphctx.envelope import dumps
-from graphctx.errors import GraphctxError, InputError
+from graphctx.envelope import canonical
+from graphctx.errors import GraphctxError, InputError, NotFound, SettingsDiffer
 from graphctx.kernel.ports import KeyStore
 from graphctx.kernel.templates import SCOPE_STATS, NoParams
-from graphctx.scope import Scope
+from graphctx.scope import Scope, shared_scope
 from graphctx.service import ContextService
 from graphctx.settings import Settings
+from graphctx.transports import local
 from graphctx.transports.admission import (
     Admission,
     Slots,
@@ -43,6 +47,7 @@ from graphctx.transports.admission import (
     presented_key,
     refusal,
 )
+from graphctx.transports.local import LocalAccess
 
 log = logging.getLogger("graphctx.http")
 
@@ -86,10 +91,11 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 
 
 class CanonicalJSON(JSONResponse):
-    """The canonical serialisation every transport returns (graphctx.envelope.dumps)."""
+    """The canonical serialisation every transport returns (graphctx.envelope.dumps; a finished
+    answer's own, made once when it was finished)."""
 
     def render(self, content: Any) -> bytes:
-        return dumps(content).encode("utf-8")
+        return canonical(content).encode("utf-8")
 
 
 # -- errors -------------------------------------------------------------------------------------
@@ -174,9 +180,12 @@ class _Guard:
     pass through unread (the MCP endpoint admits its own requests). Unexpected exceptions become a
     500 that names the request id and nothing of the internals."""
 
-    def __init__(self, app: ASGIApp, keys: KeyStore, settings: Settings) -> None:
+    def __init__(
+        self, app: ASGIApp, keys: KeyStore, settings: Settings, access: LocalAccess | None = None
+    ) -> None:
         self.app = app
         self.keys = keys
+        self.access = access
         slots = Slots(
             "HTTP API requests in flight",
             "http_max_requests_per_key",
@@ -209,6 +218,13 @@ class _Guard:
 
         try:
             path: str = scope.get("path", "")
+            if self.access is not None and path.startswith(local.PREFIX + "/"):
+                presented = headers.get(local.SECRET_HEADER, "").encode("utf-8", "replace")
+                if not hmac.compare_digest(presented, self.access.secret.encode("ascii")):
+                    await refuse(AuthError("missing or invalid local secret"))
+                    return
+                await self.admission.run(self.app, LOCAL_CALLER, scope, receive, send_with_id)
+                return
             if not (path == API_PREFIX or path.startswith(API_PREFIX + "/")):
                 await self.app(scope, receive, send_with_id)
                 return
@@ -229,6 +245,59 @@ class _Guard:
 
 class _Internal(GraphctxError):
     code = "internal_error"
+
+
+LOCAL_CALLER = "local operator"
+"""The name the local CLI's reads are counted under (GRAPHCTX_HTTP_MAX_REQUESTS_PER_KEY)."""
+_LOCAL_BODY = {"fingerprint", "scope", "graph", "request"}
+
+
+def local_answer(service: ContextService, access: LocalAccess, operation: str, raw: bytes) -> dict[str, Any]:
+    """A CLI read run as the CLI would run it (graphctx.transports.local): the scope its settings give
+    (under its flags, and an environment and config files the fingerprint shows equal to this
+    process's), the same request model and handler."""
+    if operation not in local.READS:
+        raise NotFound(f"no local read named {operation[:40]!r}")
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        raise InputError("the request body is not valid JSON", field="body") from None
+    if not isinstance(body, dict) or not set(body) <= _LOCAL_BODY:
+        raise InputError(f"the body must be a JSON object of {sorted(_LOCAL_BODY)}", field="body")
+    if body.get("fingerprint") != access.fingerprint:
+        raise SettingsDiffer("this serve runs under other GRAPHCTX_* variables or config files")
+    given, graph, request = body.get("scope") or {}, body.get("graph"), body.get("request")
+    if not (isinstance(given, dict) and set(given) <= set(local.SCOPE_FIELDS)) or not all(
+        isinstance(v, str) for v in given.values()
+    ):
+        raise InputError(f"scope: an object of strings among {list(local.SCOPE_FIELDS)}", field="scope")
+    if graph is not None and not isinstance(graph, str):
+        raise InputError("graph must be a string", field="graph")
+    if not isinstance(request, dict):
+        raise InputError("request must be a JSON object", field="request")
+    selectors = sorted(set(request) & set(api.Request.model_fields))
+    if selectors:  # the scope is the one the caller's settings give, never a request's own pick
+        raise InputError(
+            f"request: {selectors[0]} is not taken here; send scope or graph", field=selectors[0]
+        )
+    unsent = local.scope_unsent(given, os.environ)
+    if unsent:
+        raise SettingsDiffer(f"this serve's environment sets {unsent[0]}, the caller's does not")
+    settings = Settings(**given, data_dir=service.settings.data_dir)
+    scope = Scope(settings.tenant_id, settings.namespace)
+    return api.answer(service, shared_scope(graph) if graph else scope, operation, request)
+
+
+def _local_endpoint(service: ContextService, access: LocalAccess) -> Callable[..., Any]:
+    async def run(request: Request, operation: str) -> Response:
+        raw = await request.body()  # read whole, within its bound, by the guard
+        try:
+            env = await run_in_threadpool(local_answer, service, access, operation, raw)
+        except GraphctxError as exc:  # the local operator sees the whole story, as in the CLI
+            return CanonicalJSON({"error": exc.to_dict(full=True)}, api.http_status(exc))
+        return CanonicalJSON(env)
+
+    return run
 
 
 # -- routes -------------------------------------------------------------------------------------
@@ -341,10 +410,12 @@ def create_app(
     settings: Settings | None = None,
     *,
     lifespan: Lifespan[FastAPI] | None = None,
+    local_access: LocalAccess | None = None,
 ) -> FastAPI:
     """The HTTP API over one ContextService. `keys` authenticates; `settings` bounds the body.
     `lifespan` runs around serving (a mounted sub-app's own lifespan is not run by Starlette, so an
-    app mounted later, such as MCP's streamable HTTP, starts its session manager through it)."""
+    app mounted later, such as MCP's streamable HTTP, starts its session manager through it).
+    `local_access`: also answer the local CLI's reads (graphctx.transports.local) to its secret."""
     settings = settings or service.settings
     app = FastAPI(
         lifespan=lifespan,
@@ -361,7 +432,14 @@ def create_app(
         default_response_class=CanonicalJSON,
     )
     _install_error_handlers(app)
-    app.add_middleware(_Guard, keys=keys, settings=settings)
+    app.add_middleware(_Guard, keys=keys, settings=settings, access=local_access)
+    if local_access is not None:
+        app.add_api_route(
+            f"{local.PREFIX}/{{operation}}",
+            _local_endpoint(service, local_access),
+            methods=["POST"],
+            include_in_schema=False,
+        )
 
     for op in api.OPERATIONS.values():
         app.add_api_route(

@@ -35,7 +35,7 @@ from starlette.types import Scope as AsgiScope
 from graphctx import __version__, api, bounds
 from graphctx.answers import ANSWERS, schema_of
 from graphctx.auth import Principal, api_key_from_headers
-from graphctx.envelope import dumps
+from graphctx.envelope import canonical, dumps
 from graphctx.errors import GraphctxError, MethodNotAllowed, printable
 from graphctx.kernel.ports import KeyStore
 from graphctx.model import PREDICATES, SINGLE_VALUED
@@ -195,7 +195,7 @@ def tools(*, output_schemas: bool = True) -> list[types.Tool]:
 
 
 def _result(data: Mapping[str, Any], *, error: bool = False) -> types.CallToolResult:
-    text = dumps(data)
+    text = canonical(data)
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)],
         # parsed back from the text, so the structured content is exactly what the text says

@@ -42,6 +42,7 @@ from graphctx.model import Entity, Fact
 from graphctx.scope import Scope
 from graphctx.service import ContextService, Progress
 from graphctx.settings import Settings
+from graphctx.transports.local import LocalAccess, advertise, reachable, withdraw
 
 log = logging.getLogger("graphctx.workers")
 
@@ -224,7 +225,14 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _reader(settings: Settings, sock: socket.socket, address: str, authkey: bytes, log_level: str) -> None:
+def _reader(
+    settings: Settings,
+    sock: socket.socket,
+    address: str,
+    authkey: bytes,
+    log_level: str,
+    access: LocalAccess | None = None,
+) -> None:
     """One reader process: read-only stores, writes forwarded, HTTP and MCP served on the shared
     socket until SIGTERM (uvicorn then finishes the requests in flight)."""
     import uvicorn
@@ -237,7 +245,7 @@ def _reader(settings: Settings, sock: socket.socket, address: str, authkey: byte
     keys: KeyStore = registry.factory("keys", settings.key_store_backend)(settings)
     try:
         # the same app and connection limits as a single-process serve; the socket is the parent's
-        app = server.build_app(service, keys, settings)
+        app = server.build_app(service, keys, settings, local_access=access)
         uvicorn.Server(server.uvicorn_config(app, settings, log_level=log_level)).run(sockets=[sock])
     finally:
         keys.close()
@@ -259,6 +267,29 @@ def _end_with_the_writer() -> None:
         os.kill(os.getpid(), signal.SIGTERM)
 
     threading.Thread(target=watch, name="graphctx-writer-watch", daemon=True).start()
+
+
+READY_POLL_S = 0.2
+
+
+def _advertise_when_served(settings: Settings, port: int, access: LocalAccess, stop: threading.Event) -> None:
+    """Advertise this serve to the CLI once a reader answers on the port (until then a CLI read
+    would wait in the listen queue for a reader still starting)."""
+    import http.client
+
+    host = reachable(settings.http_host)
+    while not stop.wait(READY_POLL_S):
+        conn = http.client.HTTPConnection(host, port, timeout=2.0)
+        try:
+            conn.request("GET", "/healthz")
+            if conn.getresponse().status in (200, 503):  # answering (503: wedged, yet serving)
+                break
+        except (OSError, http.client.HTTPException):
+            continue
+        finally:
+            conn.close()
+    if not stop.is_set():
+        advertise(settings, settings.http_host, port, access)
 
 
 def serve_workers(
@@ -286,11 +317,12 @@ def serve_workers(
             sock = bind(settings.http_host, settings.http_port)
             port = sock.getsockname()[1]
             spawn = multiprocessing.get_context("spawn")
+            access = LocalAccess.new(settings.data_dir, os.environ)
 
             def start() -> multiprocessing.process.BaseProcess:
                 proc = spawn.Process(
                     target=_reader,
-                    args=(settings, sock, endpoint.address, endpoint.authkey, log_level),
+                    args=(settings, sock, endpoint.address, endpoint.authkey, log_level, access),
                     name="graphctx-reader",
                     daemon=False,
                 )
@@ -298,6 +330,10 @@ def serve_workers(
                 return proc
 
             readers = [start() for _ in range(workers)]
+            advertiser = threading.Thread(
+                target=_advertise_when_served, args=(settings, port, access, stop), daemon=True
+            )
+            advertiser.start()
             announce(
                 f"graphctx: serving HTTP on http://{settings.http_host}:{port}/v1 and MCP on /mcp with "
                 f"{workers} reader processes and this writer (pid {os.getpid()}; data: {settings.data_dir})"
@@ -310,6 +346,9 @@ def serve_workers(
                             time.sleep(RESTART_BACKOFF_S)
                             readers[i] = start()
             finally:
+                stop.set()
+                advertiser.join(READY_POLL_S * 2)
+                withdraw(settings.data_dir, access)
                 for proc in readers:
                     if proc.is_alive():
                         proc.terminate()  # uvicorn finishes the requests in flight, then exits

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from graphctx.code.goparse import parse_go
-from graphctx.code.parallel import ENV, parallel_map, shares
+from graphctx.code.parallel import parallel_map, shares
+from graphctx.errors import ConfigError
 from graphctx.scope import Scope
 from graphctx.service import ContextService
 from tests.code.go_fixture import FIXTURE, copy_goshop
@@ -51,45 +52,64 @@ def test_shares_are_contiguous_balanced_and_cover_everything():
 def test_workers_parse_what_this_process_parses_in_order(monkeypatch: pytest.MonkeyPatch):
     sources = _go_sources()
     serial = [parse_go(*s) for s in sources]
-    monkeypatch.setenv(ENV, "2")
-    assert parallel_map(_parse, sources, [len(d) for _, d in sources]) == serial
+    assert parallel_map(_parse, sources, [len(d) for _, d in sources], workers=2) == serial
 
 
 def test_a_failing_worker_falls_back_to_this_process(monkeypatch: pytest.MonkeyPatch):
     sources = _go_sources()
-    monkeypatch.setenv(ENV, "2")
-    got = parallel_map(_fails_in_a_worker, sources, [len(d) for _, d in sources])
+    got = parallel_map(_fails_in_a_worker, sources, [len(d) for _, d in sources], workers=2)
     assert got == [parse_go(*s) for s in sources]
 
 
-@pytest.mark.parametrize("value", ["1", "0", "-3", "lots", "", "2"])
-def test_one_a_bad_worker_count_or_an_unsendable_function_is_the_serial_path(
-    monkeypatch: pytest.MonkeyPatch, value: str
-):
+@pytest.mark.parametrize("workers", [1, 0, -3, 2])
+def test_one_worker_or_an_unsendable_function_is_the_serial_path(workers: int):
     sources = _go_sources()
-    monkeypatch.setenv(ENV, value)
     calls: list[str] = []
 
     def parse_here(item: tuple[str, bytes]):
         calls.append(item[0])  # a closure cannot be sent to a worker: only the serial path runs it
         return parse_go(*item)
 
-    assert parallel_map(parse_here, sources, [len(d) for _, d in sources]) == [parse_go(*s) for s in sources]
+    got = parallel_map(parse_here, sources, [len(d) for _, d in sources], workers=workers)
+    assert got == [parse_go(*s) for s in sources]
     assert calls == [rel for rel, _ in sources]
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "lots", "65"])
+def test_a_bad_worker_count_is_a_config_error_naming_the_variable(
+    monkeypatch: pytest.MonkeyPatch, value: str
+):
+    from typer.testing import CliRunner
+
+    from graphctx.cli import app
+
+    monkeypatch.setenv("GRAPHCTX_INDEX_WORKERS", value)
+    r = CliRunner().invoke(app, ["config", "--json"])
+    assert r.exit_code == ConfigError.exit_status
+    assert "index_workers" in r.stdout and "GRAPHCTX_INDEX_WORKERS" in r.stdout
+
+
+def test_the_worker_count_is_a_setting_shown_by_config(monkeypatch: pytest.MonkeyPatch):
+    from typer.testing import CliRunner
+
+    from graphctx.cli import app
+
+    monkeypatch.setenv("GRAPHCTX_INDEX_WORKERS", "2")
+    r = CliRunner().invoke(app, ["config"])
+    assert r.exit_code == 0 and "index_workers" in r.stdout and "GRAPHCTX_INDEX_WORKERS" in r.stdout
 
 
 def test_an_index_parsed_by_workers_equals_the_serial_index(
     monkeypatch: pytest.MonkeyPatch, service: ContextService, tmp_path: Path
 ):
     serial_root = copy_goshop(tmp_path / "a")
-    monkeypatch.setenv(ENV, "1")
     serial_report = service.index_repository(SCOPE, serial_root, repo="shop").as_dict()
     serial = graph_snapshot(service, SCOPE)
     assert serial[1]  # the fixture has edges
 
     other = Scope("parallel-parse", "workers")
     workers_root = copy_goshop(tmp_path / "b")
-    monkeypatch.setenv(ENV, "2")
+    monkeypatch.setattr(service, "settings", service.settings.model_copy(update={"index_workers": 2}))
     report = service.index_repository(other, workers_root, repo="shop").as_dict()
     assert graph_snapshot(service, other) == serial
     ignore = {"root", "seconds"}
@@ -103,7 +123,7 @@ def test_an_index_parsed_by_workers_equals_the_serial_index(
         workers_root, {cart.relative_to(workers_root).as_posix(): cart.read_text() + "\nfunc Extra() {}\n"}
     )
     service.index_repository(other, workers_root, repo="shop")
-    monkeypatch.setenv(ENV, "1")
+    monkeypatch.setattr(service, "settings", service.settings.model_copy(update={"index_workers": 1}))
     fresh = Scope("parallel-parse", "fresh")
     service.index_repository(fresh, workers_root, repo="shop")
     assert graph_snapshot(service, other) == graph_snapshot(service, fresh)

@@ -1,6 +1,6 @@
 import pytest
 
-from graphctx.envelope import Budget, Option, dumps, size_bytes, tokens_for
+from graphctx.envelope import Budget, Option, canonical, dumps, size_bytes, tokens_for
 from graphctx.errors import BudgetError
 
 
@@ -69,3 +69,51 @@ def test_byte_cap_applies_when_tighter_than_tokens():
     budget = Budget(_envelope(), max_tokens=20_000, byte_cap=2048)
     budget.place("items", _entries(50, 100))
     assert size_bytes(budget.finish({"total": 1.0})) <= 2048
+
+
+class _Words:
+    name = "words"
+
+    def count(self, text: str) -> int:
+        return len(text.split(","))
+
+
+@pytest.mark.parametrize("counter", [None, _Words()])
+@pytest.mark.parametrize(
+    ("n", "size", "max_tokens"), [(0, 1, 256), (3, 10, 256), (40, 150, 512), (5, 5, 20000)]
+)
+def test_the_finished_answer_carries_its_own_canonical_json(counter, n, size, max_tokens):
+    """Serialised once when finished: the JSON a transport sends is exactly `dumps` of the answer, and
+    used_tokens is the measure with placeholders, as before."""
+    env = _envelope()
+    env["isolation"] = {"rejected": 3}
+    env["scope"] = {"tenant_id": "t", "namespace": "ü"}  # non-ASCII counts in bytes
+    budget = Budget(env, max_tokens=max_tokens, counter=counter)
+    budget.place("items", _entries(n, size))
+    expected_used = tokens_for(budget.measure())
+    final = budget.finish({"total": 1.5, "legs": 0.25})
+    assert canonical(final) == dumps(final) == dumps(dict(final))
+    assert final["budget"]["used_tokens"] == expected_used
+    if counter is not None:  # counted on the answer as sent, with fixed-width room for the count
+        room = {**final["budget"], "counted": {"tokenizer": "words", "used_tokens": 99999}}
+        assert final["budget"]["counted"]["used_tokens"] == counter.count(dumps(dict(final, budget=room)))
+
+
+def test_a_changed_answer_is_serialised_afresh():
+    env = _envelope()
+    final = Budget(env, max_tokens=256).finish({"total": 1.0})
+    changes = [
+        lambda e: e.__setitem__("extra", 1),
+        lambda e: e.pop("op"),
+        lambda e: e.update(op="u"),
+        lambda e: e.setdefault("other", [1]),
+        lambda e: e.__delitem__("items"),
+        lambda e: e.__ior__({"more": True}),
+        lambda e: e.popitem(),
+    ]
+    for change in changes:
+        copy = Budget(_envelope(), max_tokens=256).finish({"total": 1.0})
+        change(copy)
+        assert canonical(copy) == dumps(copy)
+    final.clear()
+    assert canonical(final) == "{}"
