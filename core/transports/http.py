@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import inspect
+import ipaddress
 import json
 import logging
 import os
@@ -220,6 +221,11 @@ class _Guard:
             path: str = scope.get("path", "")
             if self.access is not None and path.startswith(local.PREFIX + "/"):
                 presented = headers.get(local.SECRET_HEADER, "").encode("utf-8", "replace")
+                # the secret stands for access to the data directory: it is only ever taken from this
+                # machine, even when serve listens on every interface for API-key clients
+                if not _loopback(scope.get("client")):
+                    await refuse(AuthError("the local route answers only this machine's loopback"))
+                    return
                 if not hmac.compare_digest(presented, self.access.secret.encode("ascii")):
                     await refuse(AuthError("missing or invalid local secret"))
                     return
@@ -241,6 +247,14 @@ class _Guard:
         except Exception:
             log.exception("request %s failed", request_id)
             await refuse(_Internal(f"internal error; quote request id {request_id}"), close=False)
+
+
+def _loopback(client: Any) -> bool:
+    """True when the ASGI client address is a loopback one (127.0.0.0/8, ::1)."""
+    try:
+        return bool(client) and ipaddress.ip_address(str(client[0])).is_loopback
+    except ValueError:
+        return False
 
 
 class _Internal(GraphctxError):

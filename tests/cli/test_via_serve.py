@@ -4,6 +4,7 @@ absent, stale, other-configured or dies mid-call."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -336,3 +337,33 @@ def test_serve_withdraws_its_advert_when_it_stops(tmp_path: Path) -> None:
         proc.send_signal(signal.SIGTERM)
         proc.wait(STOP_TIMEOUT_S)
     assert proc.returncode == 0 and not (data_dir / local.RUNTIME_FILE).exists()
+
+
+def test_the_local_route_answers_only_loopback_clients(tmp_path: Path) -> None:
+    """serve may listen on every interface for API-key clients; the local route's secret stands for
+    access to the data directory, so a request from another address is refused before the secret is
+    compared, even with the right one."""
+    from graphctx import registry
+    from graphctx.transports.http import create_app
+
+    settings = Settings(data_dir=tmp_path, embedder="hashing")
+    access = local.LocalAccess.new(tmp_path, {})
+    keys = registry.factory("keys", settings.key_store_backend)(settings)
+    with ContextService.open(settings) as svc:
+        app = create_app(svc, keys, settings, local_access=access)
+        body = {"fingerprint": access.fingerprint, "scope": {"tenant_id": "demo"}, "request": {"query": "x"}}
+
+        async def post(client: tuple[str, int]) -> httpx.Response:
+            transport = httpx.ASGITransport(app=app, client=client)
+            async with httpx.AsyncClient(transport=transport, base_url="http://serve") as http:
+                headers = {local.SECRET_HEADER: access.secret}
+                return await http.post(f"{local.PREFIX}/recall", json=body, headers=headers)
+
+        remotes = (("10.1.2.3", 40000), ("192.168.0.7", 40000), ("::ffff:10.0.0.1", 1), ("testclient", 1))
+        for remote in remotes:
+            r = asyncio.run(post(remote))
+            assert r.status_code == 401 and r.json()["error"]["code"] == "unauthenticated", (remote, r.text)
+        for loop in (("127.0.0.1", 40000), ("::1", 40000)):
+            r = asyncio.run(post(loop))
+            assert r.status_code == 200, (loop, r.text)
+    keys.close()
