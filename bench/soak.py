@@ -15,7 +15,12 @@ clients are a closed loop with no think time, so on a saturated machine latency 
 
     python bench/soak.py --duration 180 --modes floor,main,on --baseline /tmp/graphctx-main --write
 
-Results go to docs/results.md only with --write. Exits 1 on an error, a lost write or a stuck client.
+`--tracemalloc FRAMES` (off by default) traces the server's Python allocations from its start
+(bench/_tracemalloc_site, a sitecustomize put on its PYTHONPATH; not in the `main` mode), takes a
+snapshot at the end of the warm-up and one at the end of the load, and reports where the traced
+memory grew in between (top lines and files); tracemalloc's own memory is reported beside it, since
+RSS includes it. Results go to docs/results.md only with --write (`--section NAME`: between
+`<!-- bench:NAME -->` markers, `soak` by default). Exits 1 on an error, a lost write or a stuck client.
 """
 
 from __future__ import annotations
@@ -25,9 +30,11 @@ import json
 import os
 import random
 import shutil
+import signal
 import tempfile
 import threading
 import time
+import tracemalloc
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,6 +51,8 @@ from graphctx.service import ContextService
 from graphctx.settings import Settings
 
 SAMPLE_S = 30.0
+TRACEMALLOC_SITE = Path(__file__).resolve().parent / "_tracemalloc_site"
+SNAPSHOT_TIMEOUT_S = 120.0
 EXPLAIN_SHARE = 0.3
 SCOPE = Scope("demo", "default")
 SHED = "over_capacity"
@@ -66,6 +75,10 @@ class Run:
     """The server's CPU seconds (utime + stime) over the load."""
     load: tuple[float, float] = (0.0, 0.0)
     """The 1-minute load average at the start and at the end of the load."""
+    snapshots: list[Path] = field(default_factory=list)
+    """tracemalloc snapshots of the server (--tracemalloc): at the end of the warm-up, at the end."""
+    split: list[str] = field(default_factory=list)
+    """What the snapshots say grew in between (report lines)."""
 
     def ok(self, kind: str, ms: float, written: str | None = None) -> None:
         with self.lock:
@@ -152,6 +165,54 @@ def sampler(pid: int, run: Run, stop: threading.Event, every: float) -> None:
             return
 
 
+def snapshot(pid: int, where: Path, run: Run) -> None:
+    """Ask the server for a tracemalloc snapshot (SIGUSR1) and wait until it is written."""
+    path = where / f"snapshot-{len(run.snapshots)}.pickle"
+    os.kill(pid, signal.SIGUSR1)
+    deadline = time.monotonic() + SNAPSHOT_TIMEOUT_S
+    while not path.exists():
+        if time.monotonic() > deadline:
+            raise SystemExit(f"the server wrote no tracemalloc snapshot within {SNAPSHOT_TIMEOUT_S:.0f} s")
+        time.sleep(0.2)
+    run.snapshots.append(path)
+
+
+def _site(filename: str) -> str:
+    """A file of the tree, a library or the standard library, without the machine's paths."""
+    for marker, shown in (("site-packages/", ""), ("/core/", "core/"), ("/adapters/", "adapters/")):
+        if marker in filename:
+            return shown + filename.rsplit(marker, 1)[1]
+    if "/lib/python3" in filename:
+        return "stdlib/" + filename.split("/lib/python3", 1)[1].split("/", 1)[-1]
+    return filename
+
+
+def tracemalloc_split(run: Run, top: int = 10) -> list[str]:
+    """Where the server's traced Python memory grew between the warm-up and the end."""
+    if len(run.snapshots) < 2:
+        return []
+    ignore = [tracemalloc.Filter(False, tracemalloc.__file__), tracemalloc.Filter(False, "<frozen *>")]
+    warm, end = (tracemalloc.Snapshot.load(str(p)).filter_traces(ignore) for p in run.snapshots[:2])
+    meta = [json.loads(p.with_suffix(".json").read_text()) for p in run.snapshots[:2]]
+    mib = 2**20
+    lines = [
+        f"- {run.mode}, tracemalloc ({warm.traceback_limit} frame): Python-traced memory "
+        f"{meta[0]['traced'] / mib:.1f} MiB at the end of the warm-up, {meta[1]['traced'] / mib:.1f} MiB "
+        f"at the end ({(meta[1]['traced'] - meta[0]['traced']) / mib:+.1f} MiB); tracemalloc's own "
+        f"memory (in the RSS) {meta[0]['overhead'] / mib:.1f} / {meta[1]['overhead'] / mib:.1f} MiB"
+    ]
+    for key, label in (("filename", "files"), ("lineno", "lines")):
+        stats = sorted(end.compare_to(warm, key), key=lambda s: s.size_diff, reverse=True)[:top]
+        grown = "; ".join(
+            f"{_site(str(s.traceback[0].filename))}"
+            + (f":{s.traceback[0].lineno}" if key == "lineno" else "")
+            + f" {s.size_diff / mib:+.2f} MiB ({s.count_diff:+,} blocks; {s.size / mib:.2f} MiB in all)"
+            for s in stats
+        )
+        lines.append(f"  - grew most, by {label}: {grown}")
+    return lines
+
+
 def check_writes(data_dir: Path, embedder: str, acked: list[str]) -> dict[str, int]:
     """Acknowledged writes missing from each store, read after the server stopped."""
     settings = Settings(data_dir=data_dir, embedder=embedder)
@@ -182,6 +243,15 @@ def soak(
     ]
     base, *overrides = mode.split("+")
     extra = dict(o.split("=", 1) for o in overrides)
+    traces = work / mode / "tracemalloc"
+    if args.tracemalloc and base in ("on", "off"):
+        traces.mkdir(parents=True)
+        path = os.pathsep.join(p for p in (str(TRACEMALLOC_SITE), os.environ.get("PYTHONPATH")) if p)
+        extra |= {
+            "PYTHONPATH": path,
+            "GRAPHCTX_BENCH_TRACEMALLOC": str(traces),
+            "GRAPHCTX_BENCH_TRACEMALLOC_FRAMES": str(args.tracemalloc),
+        }
     os.environ["GRAPHCTX_GROUP_COMMIT"] = "0" if base == "off" else "1"
     os.environ.update(extra)
     port = free_port()
@@ -217,9 +287,14 @@ def soak(
         threads = [threading.Thread(target=client, args=(i,)) for i in range(args.clients)]
         for t in threads:
             t.start()
+        if traces.is_dir():
+            time.sleep(max(0.0, run.started + args.warmup - time.monotonic()))
+            snapshot(proc.pid, traces, run)
         for t in threads:
             t.join(args.duration + 120)
         stuck = sum(t.is_alive() for t in threads)
+        if traces.is_dir():
+            snapshot(proc.pid, traces, run)
         run.cpu_s = _tree_cpu_s(proc.pid) - cpu
         run.load = (run.load[0], os.getloadavg()[0])
         stop_event.set()
@@ -230,6 +305,7 @@ def soak(
     if base == "floor":
         return run, {"graph": 0, "lexical": 0, "vector": 0}, stuck, exit_status
     missing = check_writes(data, args.embedder, run.acked)
+    run.split = tracemalloc_split(run)
     return run, missing, stuck, exit_status
 
 
@@ -278,8 +354,18 @@ def main() -> None:
     )
     parser.add_argument("--baseline", type=Path, help="another graphctx source tree, the `main` mode")
     parser.add_argument("--embedder", default="wordllama")
+    parser.add_argument(
+        "--tracemalloc",
+        type=int,
+        default=0,
+        metavar="FRAMES",
+        help="Trace the server's allocations with this many frames (0, the default: off); on/off modes.",
+    )
     parser.add_argument("--write", action="store_true", help="Write the results to docs/results.md.")
+    parser.add_argument("--section", default="soak", help="The docs/results.md section --write replaces.")
     args = parser.parse_args()
+    if not 0 <= args.tracemalloc <= 100:
+        raise SystemExit("--tracemalloc takes a number of frames in 0..100")
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     if not modes or any(m.split("+")[0] not in ("on", "off", "main", "floor") for m in modes):
         raise SystemExit("--modes takes a comma-separated list of on, off, main, floor")
@@ -322,12 +408,15 @@ def main() -> None:
             f"errors: {error_text}; "
             f"clients stuck: {stuck}; server exit status after SIGTERM: {exit_status}"
         )
+        memory_lines += run.split
     writers = max(1, round(args.clients * args.write_share))
     command = (
         f"python bench/soak.py --clients {args.clients} --write-share {args.write_share:g} "
         f"--workers {args.workers} "
         f"--duration {args.duration:g} --modes {','.join(modes)}"
         + (" --baseline DIR" if args.baseline else "")
+        + (f" --tracemalloc {args.tracemalloc}" if args.tracemalloc else "")
+        + (f" --section {args.section}" if args.section != "soak" else "")
         + " --write"
     )
     body = (
@@ -360,7 +449,7 @@ def main() -> None:
     )
     print(body)
     if args.write:
-        write_section("soak", body)
+        write_section(args.section, body)
     if failed:
         raise SystemExit(1)
 

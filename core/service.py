@@ -117,8 +117,18 @@ def _units(
 
 
 class ContextService:
-    def __init__(self, stores: Stores, settings: Settings | None = None, clock: Clock | None = None) -> None:
+    def __init__(
+        self,
+        stores: Stores,
+        settings: Settings | None = None,
+        clock: Clock | None = None,
+        *,
+        owns_stores: bool = True,
+    ) -> None:
+        """`owns_stores=False`: the stores belong to someone else (a second service over them, a
+        test double wrapping them): `close()` stops this service's threads and leaves them open."""
         self.stores = stores
+        self.owns_stores = owns_stores
         self.settings = settings or Settings()
         self.clock = clock or utc_now
         self._executor = LegRunner()
@@ -147,7 +157,11 @@ class ContextService:
         self.code = CodeOps(self.stores, self.retriever, self.clock)
         if stores.mode == "write":
             self._defer_durability()
-            self.sync.refill_rebuilt()
+            try:
+                self.sync.refill_rebuilt()
+            except BaseException:
+                self._stop_threads()  # no one gets this service to close
+                raise
         self.recovered: dict[str, Any] = {}
         """What the open for writing completed (journaled writes, index work)."""
 
@@ -213,11 +227,18 @@ class ContextService:
             raise BackendUnavailable("the index flush failed; the writes stay journaled (see the log)")
 
     def close(self) -> None:
-        """Close every store; in-flight reads are abandoned. Also `with ContextService.open(...)`."""
+        """Stop this service's threads and close every store it owns; in-flight reads are
+        abandoned. Also `with ContextService.open(...)`."""
+        try:
+            self._stop_threads()
+        finally:
+            if self.owns_stores:
+                self.stores.close()
+
+    def _stop_threads(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
         if self.sync.deferred is not None:
             self.sync.deferred.close()  # the last acknowledged writes made durable, entries completed
-        self.stores.close()
 
     def __enter__(self) -> ContextService:
         return self

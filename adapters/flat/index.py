@@ -8,6 +8,11 @@ One writer per directory (a lock file; the data directory's writer lock already 
 graphctx processes); readers open nothing for writing, map the writer's files read-only (every
 process shares the page cache) and catch up with the writer's last published write before each read,
 so a read that starts after a write was acknowledged sees it.
+
+At most `max_open_scopes` shards stay open (LRU): the least recently used one beyond it is synced
+first (its deferred appends fsynced and published), then dropped, so closing it loses nothing and a
+reopen reads exactly what it held. A search in flight on a dropped shard keeps its snapshot (an
+immutable view whose mapping stays valid while referenced).
 """
 
 from __future__ import annotations
@@ -17,7 +22,9 @@ import fcntl
 import functools
 import hashlib
 import json
+import logging
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
@@ -43,6 +50,9 @@ from .shard import ScopeShard, Snapshot, read_scope
 MAX_K = 100
 MAX_DIMENSION = 65_536
 LOCK_FILE = "writer.lock"
+MAX_OPEN_SCOPES = 256  # FlatSettings.max_open_scopes' default
+
+log = logging.getLogger("graphctx.adapters.flat")
 
 
 @functools.cache
@@ -92,7 +102,15 @@ class FlatVectorIndex:
 
     name = "flat"
 
-    def __init__(self, path: Path, model_id: str, dimension: int, *, read_only: bool = False) -> None:
+    def __init__(
+        self,
+        path: Path,
+        model_id: str,
+        dimension: int,
+        *,
+        read_only: bool = False,
+        max_open_scopes: int = MAX_OPEN_SCOPES,
+    ) -> None:
         if not isinstance(model_id, str) or not model_id.strip():
             raise ConfigError("vector index needs a non-empty embedding model id")
         if (
@@ -101,12 +119,16 @@ class FlatVectorIndex:
             or not 0 < dimension <= MAX_DIMENSION
         ):
             raise ConfigError(f"vector dimension must be an integer in 1..{MAX_DIMENSION}, got {dimension!r}")
+        if isinstance(max_open_scopes, bool) or not isinstance(max_open_scopes, int) or max_open_scopes < 1:
+            raise ConfigError(f"max_open_scopes must be a positive integer, got {max_open_scopes!r}")
         self.model_id = model_id
         self.dimension = dimension
         self.read_only = read_only
         self.path = Path(path) / f"{collection_name(model_id)}-{dimension}"
         self._lock = threading.Lock()
-        self._shards: dict[Scope, ScopeShard] = {}
+        self.max_open_scopes = max_open_scopes
+        self._shards: OrderedDict[Scope, ScopeShard] = OrderedDict()  # least recently used first
+        self._evictions = 0
         self._closed = False
         self._deferred = False
         self._writer_lock: IO[bytes] | None = None
@@ -135,24 +157,46 @@ class FlatVectorIndex:
     # -- shards --------------------------------------------------------------------------------
 
     def _shard(self, scope: Scope, *, create: bool) -> ScopeShard | None:
-        """The scope's shard, caught up with the writer (None: nothing stored for it yet)."""
         with self._lock:
-            if self._closed:
-                raise BackendError(f"flat vector index {self.path} is closed")
-            shard = self._shards.get(scope)
-            if shard is None:
-                where = self.path / scope_dirname(scope)
-                if not create and not (where / "manifest.json").exists():
-                    return None
-                stored = read_scope(where)
-                if stored is not None and stored != scope:
-                    raise BackendError(f"flat vector shard {where} holds another scope")
-                shard = ScopeShard(where, scope, self.dimension, writer=not self.read_only)
-                shard.deferred = self._deferred
-                self._shards[scope] = shard
-            elif self.read_only:
+            return self._open(scope, create=create)
+
+    def _open(self, scope: Scope, *, create: bool) -> ScopeShard | None:
+        """The scope's shard, caught up with the writer (None: nothing stored for it yet). Called
+        under `_lock`: a writer's caller uses the shard before releasing it, so a shard is never
+        written after it was evicted (a reopen would cut such a write off as an unpublished tail)."""
+        if self._closed:
+            raise BackendError(f"flat vector index {self.path} is closed")
+        shard = self._shards.get(scope)
+        if shard is not None:
+            self._shards.move_to_end(scope)
+            if self.read_only:
                 shard.refresh()
             return shard
+        where = self.path / scope_dirname(scope)
+        if not create and not (where / "manifest.json").exists():
+            return None
+        stored = read_scope(where)
+        if stored is not None and stored != scope:
+            raise BackendError(f"flat vector shard {where} holds another scope")
+        shard = ScopeShard(where, scope, self.dimension, writer=not self.read_only)
+        shard.deferred = self._deferred
+        self._shards[scope] = shard
+        self._evict()
+        return shard
+
+    def _evict(self) -> None:
+        """Close the least recently used shards beyond the cap, each made durable first. One that
+        cannot be synced stays open (over the cap) rather than lose its unsynced appends."""
+        for scope in list(self._shards)[:-1]:  # never the one just opened
+            if len(self._shards) <= self.max_open_scopes:
+                return
+            try:
+                self._shards[scope].sync()
+            except (OSError, BackendError):
+                log.exception("flat vector shard of %s could not be synced; it stays open", scope)
+                continue
+            del self._shards[scope]
+            self._evictions += 1
 
     def _snapshot(self, scope: Scope) -> tuple[ScopeShard | None, Snapshot | None]:
         shard = self._shard(scope, create=False)
@@ -181,8 +225,11 @@ class FlatVectorIndex:
         if not ok.all():
             bad = list(latest)[int(np.flatnonzero(~ok)[0])]
             raise InvalidVector(f"vector of {bad[:80]!r} is non-finite or all zero", entity_id=bad[:80])
-        shard = self._writable(scope)
+        if self.read_only:
+            raise ReadOnly(f"flat vector index {self.path} is open read-only")
         with self._lock:
+            shard = self._open(scope, create=True)
+            assert shard is not None
             shard.append(list(latest), [r.content_hash for r in latest.values()], matrix)
 
     def delete(self, scope: Scope, entity_ids: Sequence[str]) -> None:
@@ -194,9 +241,11 @@ class FlatVectorIndex:
                 raise InputError(f"entity id must be a non-empty string, got {entity_id!r}")
         if self.read_only:
             raise ReadOnly(f"flat vector index {self.path} is open read-only")
-        shard = self._shard(scope, create=False)
-        if shard is not None and entity_ids:
-            with self._lock:
+        if not entity_ids:
+            return
+        with self._lock:
+            shard = self._open(scope, create=False)
+            if shard is not None:
                 shard.remove(list(entity_ids))
 
     def search(self, scope: Scope, vector: Sequence[float], k: int) -> list[VectorHit]:
@@ -222,20 +271,23 @@ class FlatVectorIndex:
 
     def hashes(self, scope: Scope) -> dict[str, str]:
         _require_scope(scope)
-        shard = self._shard(scope, create=False)
-        if shard is None:
-            return {}
         with self._lock:
-            return shard.live_hashes()
+            shard = self._open(scope, create=False)
+            return shard.live_hashes() if shard is not None else {}
 
     def caches(self) -> CacheSizes:
-        """Not a cache: the open scopes' matrices ARE the index (rows x dimension x 4 bytes each,
-        mapped from the shard files), shown so an operator sees what the vectors hold in memory."""
+        """The open scopes (an LRU of `max_open_scopes`; `evictions` so far) and their matrices: not
+        a cache, the index itself (rows x dimension x 4 bytes, mapped from the shard files)."""
         with self._lock:
             snaps = [s.snapshot for s in self._shards.values()]
+            evictions = self._evictions
         rows = sum(s.rows for s in snaps)
         return {
-            "flat_open_scopes": {"entries": len(snaps)},
+            "flat_open_scopes": {
+                "entries": len(snaps),
+                "max_entries": self.max_open_scopes,
+                "evictions": evictions,
+            },
             "flat_vectors": {"bytes": rows * self.dimension * 4},
         }
 
@@ -269,10 +321,3 @@ class FlatVectorIndex:
                 if lock is not None:
                     with contextlib.suppress(OSError):
                         lock.close()
-
-    def _writable(self, scope: Scope) -> ScopeShard:
-        if self.read_only:
-            raise ReadOnly(f"flat vector index {self.path} is open read-only")
-        shard = self._shard(scope, create=True)
-        assert shard is not None
-        return shard

@@ -6,7 +6,6 @@ own `GremlinDialect` (ids, times, serializer, schema).
 
 from __future__ import annotations
 
-from graphctx import deadlines
 from graphctx.settings import Settings
 
 from . import keys
@@ -14,7 +13,7 @@ from .binding import Binder
 from .connection import GremlinConnection, ServerError, TimedTransport
 from .dialect import ConnectionConfig, GremlinDialect
 from .settings import GremlinSettings
-from .store import GremlinGraphStore
+from .store import GremlinGraphStore, opened
 
 __all__ = [
     "Binder",
@@ -27,19 +26,13 @@ __all__ = [
     "TimedTransport",
     "create_graph_store",
     "keys",
+    "opened",
 ]
 
 
 def create_graph_store(settings: Settings) -> GremlinGraphStore:
     """Entry point `graphctx.graph_stores: gremlin`: GRAPHCTX_GREMLIN_* settings (or the [gremlin]
-    table of a graphctx.toml), server reached, schema ensured.
+    table of a graphctx.toml), server reached within the operation deadline, schema ensured.
     From the core `settings` it takes the operation deadline, the default bound on one answer."""
     store = GremlinGraphStore(GremlinSettings.load(settings).connection(deadline_s=settings.deadline_s))
-    try:
-        with deadlines.within(settings.deadline_s):  # a silent server too, within the deadline
-            store.ping()  # a wrong URL or a down server fails here, clearly, not on the first recall
-        store.ensure_schema()
-    except BaseException:
-        store.close()
-        raise
-    return store
+    return opened(store, deadline_s=settings.deadline_s, bootstrap_s=settings.write_deadline_s)

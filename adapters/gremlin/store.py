@@ -5,15 +5,16 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from gremlin_python.process.graph_traversal import GraphTraversal, GraphTraversalSource
 from gremlin_python.process.traversal import TraversalStrategies
 from gremlin_python.structure.graph import Graph
 from pydantic import BaseModel
 
+from graphctx import deadlines
 from graphctx.clock import Clock, utc_now
-from graphctx.errors import BackendUnavailable
+from graphctx.errors import BackendError, BackendUnavailable, DeadlineExceeded
 from graphctx.kernel import templates as t
 from graphctx.kernel.dispatch import Handler, TemplateDispatch
 from graphctx.kernel.ports import Capabilities
@@ -24,6 +25,8 @@ from .binding import Binder
 from .connection import GremlinConnection
 from .context import Ctx
 from .dialect import ConnectionConfig, GremlinDialect
+
+S = TypeVar("S", bound="GremlinGraphStore")
 
 # (context, scope, params, now) -> result
 _Impl = Callable[[Ctx, Scope, Any, datetime], BaseModel]
@@ -109,3 +112,21 @@ class GremlinGraphStore(TemplateDispatch):
         with self._count_lock:
             self.round_trips += 1
         return self._conn.submit(b.finish(traversal).bytecode, idempotent=idempotent, what=what)
+
+
+def opened(store: S, *, deadline_s: float, bootstrap_s: float) -> S:
+    """`store`, checked before anyone uses it: the server answers within `deadline_s` (a silent one
+    fails here, not on the first recall), then the schema bootstrap, a write, within `bootstrap_s`.
+    A failure closes the store and names it (a tenant sees the store, never its URL)."""
+    try:
+        with deadlines.within(deadline_s):
+            store.ping()
+        with deadlines.within(bootstrap_s):
+            store.ensure_schema()
+    except BaseException as exc:
+        store.close()
+        if isinstance(exc, BackendError | DeadlineExceeded):
+            exc.details.setdefault("store", "graph")
+            exc.details.setdefault("backend", store.name)
+        raise
+    return store

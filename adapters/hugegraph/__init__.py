@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from graphctx.adapters.gremlin import opened
 from graphctx.settings import Settings
 
 from .dialect import HugeGraphDialect
@@ -14,13 +15,11 @@ __all__ = ["HugeGraphDialect", "HugeGraphSettings", "HugeGraphStore", "RestClien
 
 def create_graph_store(settings: Settings) -> HugeGraphStore:
     """Entry point `graphctx.graph_stores: hugegraph`: GRAPHCTX_HUGEGRAPH_* settings (or the
-    [hugegraph] table of a graphctx.toml), schema ensured.
+    [hugegraph] table of a graphctx.toml), both endpoints reached within the operation deadline,
+    schema ensured within the larger of the write deadline and the schema task timeout (a fresh
+    graph's index builds are asynchronous tasks).
 
     The core Settings carry nothing HugeGraph-specific; their data directory names the config file."""
-    store = HugeGraphStore(HugeGraphSettings.load(settings))
-    try:
-        store.ensure_schema()
-    except BaseException:
-        store.close()
-        raise
-    return store
+    own = HugeGraphSettings.load(settings)
+    bootstrap_s = max(settings.write_deadline_s, own.schema_task_timeout_s)
+    return opened(HugeGraphStore(own), deadline_s=settings.deadline_s, bootstrap_s=bootstrap_s)

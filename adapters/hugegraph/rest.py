@@ -1,8 +1,8 @@
 """HugeGraph's REST API (schema, tasks) through pyhugegraph's session, with typed errors.
 
 pyhugegraph resolves the graph (and 1.7 graphspace) path, sends basic auth and retries dropped
-connections; this wrapper turns its exceptions into graphctx errors and lets tests observe every
-request that leaves the process.
+connections; this wrapper turns its exceptions into graphctx errors, bounds every attempt by the
+operation's deadline and lets tests observe every request that leaves the process.
 """
 
 from __future__ import annotations
@@ -17,8 +17,10 @@ from pyhugegraph.utils.exceptions import NotAuthorizedError
 from pyhugegraph.utils.huge_config import HGraphConfig
 from pyhugegraph.utils.huge_requests import HGraphSession
 from pyhugegraph.utils.util import ResponseValidation
+from urllib3.util import Timeout
 
-from graphctx.errors import BackendError, BackendUnavailable
+from graphctx import deadlines
+from graphctx.errors import BackendError, BackendUnavailable, GraphctxError
 
 from .settings import HugeGraphSettings
 
@@ -32,6 +34,16 @@ class _Config(HGraphConfig):
 
     def __post_init__(self) -> None:
         self.gs_supported = bool(self.graphspace)
+
+
+class _DeadlineTimeout(Timeout):
+    """The configured (connect, read) timeouts, cut to what remains of the operation's deadline
+    whenever urllib3 takes a copy: at every attempt, so its retries stay within the deadline too."""
+
+    def clone(self) -> Timeout:
+        connect, read = float(self._connect), float(self._read)  # type: ignore[arg-type]
+        left = deadlines.budget(max(connect, read), "a HugeGraph REST request")
+        return Timeout(connect=min(connect, left), read=min(read, left))
 
 
 class RestClient:
@@ -48,7 +60,9 @@ class RestClient:
             password=settings.password.get_secret_value(),
             graph_name=settings.graph,
             graphspace=settings.graphspace or None,
-            timeout=(settings.connect_timeout_s, settings.read_timeout_s),
+            timeout=_DeadlineTimeout(  # type: ignore[arg-type]  # requests passes a Timeout through
+                connect=settings.connect_timeout_s, read=settings.read_timeout_s
+            ),
         )
         self.session = HGraphSession(config, retries=settings.retries, session=self._http)
         self.schema = SchemaManager(self.session)
@@ -75,6 +89,8 @@ class RestClient:
         where = f"HugeGraph REST at {self.settings.url}"
         try:
             return request()
+        except GraphctxError:
+            raise  # the deadline, already typed
         except (requests.ConnectionError, requests.Timeout) as exc:
             raise BackendUnavailable(f"{where} is unreachable or too slow: {_first_line(exc)}") from exc
         except NotAuthorizedError as exc:

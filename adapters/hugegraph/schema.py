@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from graphctx import deadlines
 from graphctx.adapters.gremlin import keys
 from graphctx.errors import BackendError, ConfigError
 from graphctx.model import PREDICATES
@@ -314,5 +315,5 @@ def wait_for_task(
                 f"HugeGraph task {task} building index label {name!r} did not finish within {timeout_s:g} s "
                 f"(status {status or 'unknown'}); raise GRAPHCTX_HUGEGRAPH_SCHEMA_TASK_TIMEOUT_S"
             )
-        sleep(delay)
+        sleep(deadlines.budget(delay, f"waiting for HugeGraph task {task}"))
         delay = min(delay * 2, 1.0)

@@ -31,6 +31,12 @@ class HugeGraphStore(GremlinGraphStore):
         )
         super().__init__(pool, dialect=dialect, clock=clock)
 
+    def ping(self) -> None:
+        """The REST endpoint (the graph's own path), then the Gremlin endpoint: each answers or fails
+        typed, within the operation's deadline."""
+        self.rest.get("")
+        super().ping()
+
     def close(self) -> None:
         super().close()
         self.rest.close()

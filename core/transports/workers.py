@@ -231,6 +231,7 @@ def _reader(
     address: str,
     authkey: bytes,
     log_level: str,
+    writer: int,
     access: LocalAccess | None = None,
 ) -> None:
     """One reader process: read-only stores, writes forwarded, HTTP and MCP served on the shared
@@ -240,7 +241,7 @@ def _reader(
     from graphctx import registry
     from graphctx.transports import server
 
-    _end_with_the_writer()
+    _end_with_the_writer(writer)
     service = ForwardingService(open_stores(settings, mode="read"), settings, WriterLink(address, authkey))
     keys: KeyStore = registry.factory("keys", settings.key_store_backend)(settings)
     try:
@@ -255,10 +256,11 @@ def _reader(
 PARENT_CHECK_S = 1.0
 
 
-def _end_with_the_writer() -> None:
+def _end_with_the_writer(writer: int) -> None:
     """A reader whose writer died (kill -9 leaves it no time to stop its readers) stops as at SIGTERM
-    instead of answering every write with 503 and holding the port for ever."""
-    writer = os.getppid()
+    instead of answering every write with 503 and holding the port for ever. The writer's pid comes
+    from the writer: one that died while this reader was still starting has already left it to init,
+    and os.getppid() here would name init."""
 
     def watch() -> None:
         while os.getppid() == writer:
@@ -322,7 +324,7 @@ def serve_workers(
             def start() -> multiprocessing.process.BaseProcess:
                 proc = spawn.Process(
                     target=_reader,
-                    args=(settings, sock, endpoint.address, endpoint.authkey, log_level, access),
+                    args=(settings, sock, endpoint.address, endpoint.authkey, log_level, os.getpid(), access),
                     name="graphctx-reader",
                     daemon=False,
                 )

@@ -433,6 +433,9 @@ def test_entry_point_reports_a_silent_server_at_open_within_the_deadline(
     )
     assert isinstance(error, DeadlineExceeded), error
     assert elapsed < DEADLINE_S + SLACK_S, elapsed
+    assert (error.details["store"], error.details["backend"]) == ("graph", "gremlin"), error.details
+    public = error.public_message()  # what a tenant would see: the store, never its address
+    assert "graph store (gremlin)" in public and str(silent_server) not in public, public
 
 
 def test_entry_point_reports_a_down_server_at_open(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:

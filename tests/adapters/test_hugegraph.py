@@ -314,6 +314,132 @@ def test_rest_silent_is_backend_unavailable(silent_server: int) -> None:  # noqa
     store.close()
 
 
+OPEN_DEADLINE_S = 1.0
+SLACK_S = 2.0
+"""Thread start-up and scheduling on a loaded 2-core machine; the adapter's own bounds here are far
+longer (3 s connect, 30 s read, two retries): an open that ends within OPEN_DEADLINE_S + SLACK_S was
+ended by the deadline."""
+
+
+class _AnswersOnce:
+    """A REST endpoint that answers its first request (200, `{}`), then accepts and never answers:
+    a server that goes silent between the open's first contact and its schema bootstrap."""
+
+    def __init__(self) -> None:
+        import http.server
+
+        release = self.release = threading.Event()
+        answered = self.answered = threading.Event()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                if answered.is_set():
+                    release.wait(60)
+                    return
+                answered.set()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"{}")
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_port
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.release.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _open_hugegraph(monkeypatch: pytest.MonkeyPatch, tmp_path: Any, rest_port: int, gremlin_port: int) -> Any:
+    from graphctx import registry
+    from graphctx.settings import Settings
+
+    monkeypatch.setenv("GRAPHCTX_HUGEGRAPH_URL", f"http://127.0.0.1:{rest_port}")
+    monkeypatch.setenv("GRAPHCTX_HUGEGRAPH_GREMLIN_URL", f"ws://127.0.0.1:{gremlin_port}/gremlin")
+    settings = Settings(data_dir=tmp_path, deadline_s=OPEN_DEADLINE_S)
+    started = time.monotonic()
+    outcome = finishes(lambda: registry.factory("graph", "hugegraph")(settings), 120)
+    return outcome, time.monotonic() - started
+
+
+def _assert_typed_and_tells_a_tenant_no_address(error: Any, *ports: int) -> None:
+    assert isinstance(error, BackendUnavailable | DeadlineExceeded), error
+    assert (error.details["store"], error.details["backend"]) == ("graph", "hugegraph"), error.details
+    public = error.public_message()
+    assert "graph store (hugegraph)" in public, public
+    for leak in ("127.0.0.1", "http", "ws:", "Timeout", "Pool", *(str(p) for p in ports)):
+        assert leak not in public, (leak, public)
+
+
+def test_open_with_both_endpoints_silent_ends_at_the_deadline(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Any,
+    silent_server: int,  # noqa: F811
+) -> None:
+    error, elapsed = _open_hugegraph(monkeypatch, tmp_path, silent_server, silent_server)
+    _assert_typed_and_tells_a_tenant_no_address(error, silent_server)
+    assert elapsed < OPEN_DEADLINE_S + SLACK_S, elapsed
+
+
+def test_open_with_rest_answering_and_gremlin_silent_ends_at_the_deadline(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Any,
+    silent_server: int,  # noqa: F811
+) -> None:
+    rest = _AnswersOnce()
+    try:
+        error, elapsed = _open_hugegraph(monkeypatch, tmp_path, rest.port, silent_server)
+    finally:
+        rest.close()
+    assert rest.answered.is_set()  # the REST endpoint was reached first, and answered
+    _assert_typed_and_tells_a_tenant_no_address(error, rest.port, silent_server)
+    assert elapsed < OPEN_DEADLINE_S + SLACK_S, elapsed
+
+
+def test_rest_going_silent_mid_bootstrap_ends_at_the_deadline_despite_retries() -> None:
+    """Each attempt of a REST request (urllib3 retries included) gets only what remains of the
+    deadline: 30 s read timeout and two retries here, 1 s deadline."""
+    rest = _AnswersOnce()
+    store = HugeGraphStore(HugeGraphSettings(url=f"http://127.0.0.1:{rest.port}", retries=2))
+    try:
+        store.rest.get("")  # answered: the first contact of an open
+        started = time.monotonic()
+
+        def bootstrap() -> None:
+            with deadlines.within(OPEN_DEADLINE_S):
+                store.ensure_schema()
+
+        error = finishes(bootstrap, 120)
+        elapsed = time.monotonic() - started
+    finally:
+        store.close()
+        rest.close()
+    assert isinstance(error, BackendUnavailable | DeadlineExceeded), error
+    assert elapsed < OPEN_DEADLINE_S + SLACK_S, elapsed
+
+
+def test_waiting_for_an_index_build_stops_at_the_deadline() -> None:
+    """An index task that never finishes (its own timeout 120 s) is waited for within the deadline."""
+    rest = _FakeRest(task_status="running")
+    started = time.monotonic()
+
+    def bootstrap() -> None:
+        with deadlines.within(OPEN_DEADLINE_S):
+            schema.ensure(rest, task_timeout_s=120)
+
+    error = finishes(bootstrap, 120)
+    assert isinstance(error, DeadlineExceeded), error
+    assert "HugeGraph task" in error.message
+    assert time.monotonic() - started < OPEN_DEADLINE_S + SLACK_S
+
+
 def test_gremlin_down_is_backend_unavailable_for_reads_and_writes() -> None:
     port = free_port()
     settings = HugeGraphSettings(gremlin_url=f"ws://127.0.0.1:{port}/gremlin", connect_timeout_s=1, retries=1)

@@ -7,15 +7,23 @@ import json
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
+import pytest
+
+from graphctx.errors import BackendUnavailable
 from graphctx.kernel.reads import stored_hashes
+from graphctx.kernel.stores import Stores, open_stores
 from graphctx.scope import Scope
 from graphctx.service import ContextService
+from graphctx.writes import IndexSync
 from tests.conftest import make_settings
+from tests.service.leaky import ScopeBlindIndex
 
 SCOPE = Scope("deferred-flush", "default")
 NEVER_MS = 10_000.0  # longer than any test: nothing is flushed in the background while it runs
+FLUSH_THREAD = "graphctx-index-flush"
 
 
 def _note(i: int, word: str) -> dict[str, str]:
@@ -122,3 +130,45 @@ def test_index_flush_off_writes_durably_before_the_acknowledgement(tmp_path: Pat
         assert writer.status(SCOPE)["index_flush"] == {"enabled": False}
         with ContextService.open(make_settings(data), mode="read") as reader:
             assert list(reader.stores.lexical.hashes(SCOPE)) == ["note-1"]
+
+
+def _flush_threads() -> int:
+    return sum(1 for thread in threading.enumerate() if thread.name == FLUSH_THREAD)
+
+
+def test_a_second_service_over_wrapped_stores_stops_its_flush_thread_when_closed(tmp_path: Path) -> None:
+    """A test double wraps the stores for a second service, which starts its own flusher: closing
+    that service stops it (its acknowledged writes made durable first) and leaves the stores open."""
+    before = _flush_threads()
+    with ContextService.open(make_settings(tmp_path / "data", index_flush_ms=NEVER_MS)) as owner:
+        s = owner.stores
+        wrapped = Stores(s.graph, ScopeBlindIndex(s.lexical, ()), s.journal, ScopeBlindIndex(s.vector, ()))
+        wrapped.embedder = s.embedder
+        second = ContextService(wrapped, owner.settings, owns_stores=False)
+        assert _flush_threads() == before + 2
+        second.remember(SCOPE, [_note(1, "quokkamark")])
+        assert second.status(SCOPE)["index_flush"]["waiting"] == 1
+        second.close()
+        assert _flush_threads() == before + 1
+        assert s.journal.count_pending() == 0  # flushed and completed at its close
+        assert _legs(owner.recall(SCOPE, "quokkamark marks"), "note 1").get("bm25") == 1  # still open
+    assert _flush_threads() == before
+
+
+def test_a_service_that_fails_to_start_leaves_no_flush_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = make_settings(tmp_path / "data", index_flush_ms=NEVER_MS)
+    stores = open_stores(settings)
+    before = _flush_threads()
+
+    def broken(self: IndexSync) -> None:
+        raise BackendUnavailable("the lexical index cannot be read")
+
+    monkeypatch.setattr(IndexSync, "refill_rebuilt", broken)
+    try:
+        with pytest.raises(BackendUnavailable):
+            ContextService(stores, settings)
+        assert _flush_threads() == before
+    finally:
+        stores.close()

@@ -172,7 +172,13 @@ def test_status_shows_every_cache_with_its_bound_and_the_process_memory(service:
     memory = service.status(SCOPE)["memory"]
     assert memory["rss_bytes"] > 0 and memory["open_fds"] > 0
     caches = memory["caches"]
-    bounded = {"identifier_parts", "identifier_tokens", "sqlite_read_connections", "hashing_buckets"}
+    bounded = {
+        "identifier_parts",
+        "identifier_tokens",
+        "sqlite_read_connections",
+        "hashing_buckets",
+        "flat_open_scopes",
+    }
     assert bounded <= set(caches)
     for name in bounded:
         assert 0 < caches[name]["entries"] <= caches[name]["max_entries"], (name, caches[name])

@@ -259,11 +259,11 @@ def leaky(request: pytest.FixtureRequest, world: World) -> Iterator[tuple[str, C
     """A second service over the same stores, with the double in between (closed without closing them)."""
     doubles = DOUBLES[request.param]
     stores = doubles.wrap(world.stores)
-    service = ContextService(stores, world.settings, clock=fixed_clock)
+    service = ContextService(stores, world.settings, clock=fixed_clock, owns_stores=False)
     try:
         yield request.param, service, stores
     finally:
-        service._executor.shutdown(wait=True)  # the stores belong to `world`
+        service.close()  # its threads; the stores belong to `world`
 
 
 def leaked(stores: Stores) -> int:
@@ -301,18 +301,16 @@ def test_the_isolation_counter_shows_the_leaks(world: World) -> None:
     """Over all the calls, each double's foreign records are counted as rejected somewhere (except
     the relabelling indexes', which carry the caller's scope and are dropped by hydration instead)."""
     for double, spec in DOUBLES.items():
-        with_double = ContextService(spec.wrap(world.stores), world.settings, clock=fixed_clock)
-        try:
+        wrapped = spec.wrap(world.stores)
+        with ContextService(wrapped, world.settings, clock=fixed_clock, owns_stores=False) as with_double:
             rejected = sum(world.call(with_double, name)["isolation"]["rejected"] for name in CALLS)
-        finally:
-            with_double._executor.shutdown(wait=True)
         assert (rejected > 0) == spec.additive, (double, rejected)
 
 
 def test_over_http_nothing_of_another_scope(world: World, baseline: dict[str, dict[str, Any]]) -> None:
     """The same calls over HTTP, with every store leaking: the answers are the Python API's."""
     stores = _everything(world.stores)
-    service = ContextService(stores, world.settings, clock=fixed_clock)
+    service = ContextService(stores, world.settings, clock=fixed_clock, owns_stores=False)
     keys = registry.factory("keys", world.settings.key_store_backend)(world.settings)
     try:
         token = keys.create(world.principal).token
@@ -331,4 +329,4 @@ def test_over_http_nothing_of_another_scope(world: World, baseline: dict[str, di
                         ), name
     finally:
         keys.close()
-        service._executor.shutdown(wait=True)
+        service.close()

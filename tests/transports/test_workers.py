@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -189,3 +190,19 @@ def test_workers_serve_reads_in_parallel_and_every_acknowledged_write_is_visible
     assert failures == []
     status = runner.invoke(app, ["status", "--json"])  # a CLI read beside the served directory
     assert json.loads(status.stdout)["writer_pid"] == writer_pid
+
+
+def test_a_reader_whose_writer_died_before_it_started_stops() -> None:
+    """The writer killed while a reader is still importing (a slow start on a loaded machine): the
+    reader, told its writer's pid, stops as at SIGTERM instead of serving with no writer for ever
+    (reading its parent then would give init's pid, which never changes)."""
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait(30)  # a pid that no longer names our parent
+    script = (
+        "import time\n"
+        "from graphctx.transports.workers import _end_with_the_writer\n"
+        f"_end_with_the_writer({gone.pid})\n"
+        "time.sleep(60)\n"
+    )
+    reader = subprocess.run([sys.executable, "-c", script], timeout=60)
+    assert reader.returncode == -signal.SIGTERM
