@@ -193,13 +193,14 @@ STALLS = textwrap.dedent(
     import time
 
     from graphctx.adapters.sqlite import SqliteGraphStore
+    from graphctx.kernel import templates as t
 
 
     class Stalls(SqliteGraphStore):
         name = "sqlite-that-stalls"
 
         def run(self, template, scope, params):
-            if template.name == "entity.neighbourhood":
+            if template.name == t.NEIGHBOURHOOD.name:
                 time.sleep(3600)  # a backend call that never answers
             return super().run(template, scope, params)
 
@@ -229,6 +230,8 @@ def test_a_run_that_stalls_is_interrupted_and_still_reports_what_ran(tmp_path: P
     assert run.certificate["verdict"] == "FAIL"
     assert "timed out" in run.check("the suite ran")["detail"], run.why
     assert run.tests("passed"), run.why  # the report was written: what ran before the stall is kept
+    stalled = [c for c in run.certificate["classes"] if c["missing"]]
+    assert stalled, run.why  # the stall stopped the run: the tests after it never ran
     log = (out / "pytest.log").read_text()
     assert "KeyboardInterrupt" in log, log[-2000:]
     assert "certify: the run timed out after 60 s" in log
