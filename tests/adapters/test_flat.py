@@ -261,31 +261,31 @@ def test_a_search_in_flight_on_an_evicted_scope_answers_from_its_snapshot(tmp_pa
     searched scope is evicted under them again and again: every answer is the right one."""
     writer = FlatVectorIndex(tmp_path, MODEL, DIM, max_open_scopes=1)
     writer.upsert(SCOPE, [rec(f"e{i}", i) for i in range(5000)])  # a product long enough to overlap
-    stop = threading.Event()
+    churned = threading.Event()
     wrong: list[str] = []
 
-    def churn() -> None:
-        n = 0
-        while not stop.is_set():
+    def churn() -> None:  # a fixed count, so the evictions do not depend on scheduling
+        for n in range(300):
             writer.upsert(scope_of(n % 4), [rec("x", n)])
-            n += 1
+        churned.set()
 
-    def search(worker: int) -> None:
-        for i in range(150):
+    def search(worker: int) -> None:  # at least 150 searches each, and for as long as the churn lasts
+        i = 0
+        while i < 150 or not churned.is_set():
             seed = (worker * 997 + i * 31) % 5000
             hits = writer.search(SCOPE, vec(seed), 3)
             if not hits or hits[0].entity_id != f"e{seed}" or hits[0].tenant_id != SCOPE.tenant_id:
                 wrong.append(f"e{seed}: {hits[:1]}")
+            i += 1
 
     churner = threading.Thread(target=churn)
     searchers = [threading.Thread(target=search, args=(w,)) for w in range(2)]
     churner.start()
     for thread in searchers:
         thread.start()
+    churner.join()
     for thread in searchers:
         thread.join()
-    stop.set()
-    churner.join()
     assert wrong == []
     assert writer.caches()["flat_open_scopes"]["evictions"] > 100
     writer.close()
