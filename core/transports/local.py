@@ -121,11 +121,7 @@ def scope_of(flags: Mapping[str, Any], environ: Mapping[str, str]) -> dict[str, 
     variable if set (stronger than the config files, as in the settings). What neither sets, serve
     resolves from the same config files and defaults (the fingerprint shows them equal)."""
     env = _env(environ)
-    found = {
-        name: env[f"{ENV_PREFIX}{name.upper()}"]
-        for name in SCOPE_FIELDS
-        if f"{ENV_PREFIX}{name.upper()}" in env
-    }
+    found = {field: env[name] for name, field in _SCOPE_ENV.items() if name in env}
     found.update({name: str(flags[name]) for name in SCOPE_FIELDS if name in flags})
     return found
 
