@@ -432,9 +432,12 @@ def run(plan: Plan, run_dir: Path, timeout_s: float, console_path: Path | None =
         except subprocess.TimeoutExpired:
             code = None
             _interrupt(proc)
-    console = console_path.read_text(encoding="utf-8", errors="replace")
     if code is None:
-        console += f"\n\ncertify: the run timed out after {timeout_s:g} s (interrupted; see the report)"
+        with console_path.open("a", encoding="utf-8") as console_file:
+            console_file.write(
+                f"\n\ncertify: the run timed out after {timeout_s:g} s (interrupted; see the report)"
+            )
+    console = console_path.read_text(encoding="utf-8", errors="replace")
     seconds = time.monotonic() - started
     data = json.loads(report.read_text()) if report.is_file() else None
     frozen = {
@@ -786,7 +789,6 @@ def main(argv: Sequence[str]) -> int:
             print(f"graphctx certify: run directory kept at {run_dir}", file=sys.stderr)
         else:
             shutil.rmtree(run_dir, ignore_errors=True)
-    (out / "pytest.log").write_text(result.console)
     cert = certificate(plan, result, ["certify", *argv])
     (out / "certificate.json").write_text(json.dumps(cert, indent=1, sort_keys=False) + "\n")
     (out / "certificate.md").write_text(markdown(cert))
