@@ -417,7 +417,7 @@ def run(plan: Plan, run_dir: Path, timeout_s: float, console_path: Path | None =
         sys.executable, "-m", "pytest", "-c", str(run_dir / "pytest.ini"), "--rootdir", str(run_dir),
         "--confcutdir", str(run_dir), "-p", "graphctx.contracts.plugin", "-p", "no:cacheprovider",
         "--basetemp", str(run_dir / "tmp"), "--graphctx-report", str(report), "-q", "-rfEs",
-        "--tb=short", str(run_dir / TEST_FILE),
+        "--tb=short", "--durations=25", "--durations-min=1", str(run_dir / TEST_FILE),
     ]  # fmt: skip
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "PY_COLORS"))}
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
