@@ -405,6 +405,15 @@ class Run:
     frozen: dict[str, dict[str, Any]]
 
 
+PYTEST_INTERRUPTIBLE = (
+    "import signal, sys, pytest; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "sys.exit(pytest.console_main())"
+)
+"""`python -m pytest`, with Ctrl-C given back its default first: a shell starts a background job
+(`certify ... &`, nohup, some CI runners) with SIGINT ignored and the run would inherit that, so the
+interrupt at --timeout would do nothing and the run be killed without its summary or report."""
+
+
 def run(plan: Plan, run_dir: Path, timeout_s: float, console_path: Path | None = None) -> Run:
     """Run the generated suite; its console goes to `console_path` as it runs (`tail -f` it), so a
     run that stalls or is stopped still shows how far it got."""
@@ -414,8 +423,9 @@ def run(plan: Plan, run_dir: Path, timeout_s: float, console_path: Path | None =
     report = run_dir / "report.json"
     console_path = console_path or run_dir / "pytest.log"
     command = [
-        sys.executable, "-m", "pytest", "-c", str(run_dir / "pytest.ini"), "--rootdir", str(run_dir),
-        "--confcutdir", str(run_dir), "-p", "graphctx.contracts.plugin", "-p", "no:cacheprovider",
+        sys.executable, "-c", PYTEST_INTERRUPTIBLE, "-c", str(run_dir / "pytest.ini"),
+        "--rootdir", str(run_dir), "--confcutdir", str(run_dir),
+        "-p", "graphctx.contracts.plugin", "-p", "no:cacheprovider",
         "--basetemp", str(run_dir / "tmp"), "--graphctx-report", str(report), "-q", "-rfEs",
         "--tb=short", "--durations=25", "--durations-min=1", str(run_dir / TEST_FILE),
     ]  # fmt: skip

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -45,8 +46,10 @@ def certify(
     env: dict[str, str] | None = None,
     cli: bool = True,
     timeout_s: float = TIMEOUT_S,
+    sigint_ignored: bool = False,
 ) -> Certified:
-    """`graphctx certify ARGS --out OUT` (or `python -m graphctx.contracts certify`) from `cwd`."""
+    """`graphctx certify ARGS --out OUT` (or `python -m graphctx.contracts certify`) from `cwd`;
+    `sigint_ignored`: started as a shell starts a background job, with Ctrl-C ignored."""
     command = [sys.executable, "-m", "graphctx.cli"] if cli else [sys.executable, "-m", "graphctx.contracts"]
     base = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")}
     proc = subprocess.run(
@@ -57,6 +60,7 @@ def certify(
         text=True,
         timeout=timeout_s,
         check=False,
+        preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if sigint_ignored else None,
     )
     path = out / "certificate.json"
     certificate = json.loads(path.read_text()) if path.is_file() else None

@@ -214,16 +214,23 @@ STALLS = textwrap.dedent(
 )
 
 
-def test_a_run_that_stalls_is_interrupted_and_still_reports_what_ran(tmp_path: Path) -> None:
+@pytest.mark.parametrize("started", ["in the foreground", "as a background job (Ctrl-C ignored)"])
+def test_a_run_that_stalls_is_interrupted_and_still_reports_what_ran(tmp_path: Path, started: str) -> None:
     """A backend call that never answers: the run is stopped at --timeout as Ctrl-C would stop it, so
     the certificate still lists the tests that ran and the console (written as the run goes) shows
-    where it stopped, instead of a bare 'timed out'."""
+    where it stopped, instead of a bare 'timed out'. Also when certify itself was started with
+    SIGINT ignored, as `certify ... &` in a script starts it."""
     cwd = tmp_path / "project"
     cwd.mkdir()
     (cwd / "stalls.py").write_text(STALLS)
     out = tmp_path / "cert"
     run = certify(
-        ["stalls:create", "--port", "graph", "--timeout", "60"], out, cwd=cwd, cli=False, timeout_s=300
+        ["stalls:create", "--port", "graph", "--timeout", "60"],
+        out,
+        cwd=cwd,
+        cli=False,
+        timeout_s=300,
+        sigint_ignored=started != "in the foreground",
     )
     assert run.code == 1, run.why
     assert run.certificate is not None
