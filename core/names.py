@@ -1,5 +1,6 @@
 """Ambiguity-safe name resolution: exact id, then qualified name, then `path::name`, then a plain
-name or alias only when it is unambiguous; otherwise the ranked candidates with the identity to use."""
+name or alias, then a dotted tail of a qualified name (`Session.request`, `http.Client.Do`), each only
+when it is unambiguous; otherwise the ranked candidates with the identity to use."""
 
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ from graphctx.retrieval.isolation import Isolation
 from graphctx.scope import Scope
 
 MAX_CANDIDATES = 20
+_TAIL_SCAN = 100
+"""Entities read by their last name segment to match a dotted tail (the template's cap): when that
+many share the name, a tail cannot be shown unique and is not resolved."""
 
 
 def identity(entity: Entity, clash: bool) -> str:
@@ -70,7 +74,43 @@ def resolve(graph: GraphStore, scope: Scope, name: str) -> Entity:
             return found[0]
         if len(found) > 1:
             raise AmbiguousName(name, candidates_of(found))
+    if "." in name and "::" not in name:
+        found, complete = _by_tail(graph, scope, name)
+        if len(found) > 1:
+            raise AmbiguousName(name, candidates_of(found))
+        if complete and found:
+            return found[0]
+        if not complete:
+            raise NotFound(
+                f"no unique entity named {name[:80]!r}: over {_TAIL_SCAN - 1} entities share its last "
+                "name; give the qualified name",
+                name=name[:80],
+            )
     raise NotFound(f"no entity named {name[:80]!r} in this scope", name=name[:80])
+
+
+def _plain(qualified: str) -> str:
+    """Go's method names without their receiver's punctuation: `net/http.(*Client).Do` ->
+    `net/http.Client.Do`, so `Client.Do` is its tail as it is Python's `Session.request`'s."""
+    return qualified.replace("(*", "").replace("(", "").replace(")", "")
+
+
+def _by_tail(graph: GraphStore, scope: Scope, name: str) -> tuple[list[Entity], bool]:
+    """Entities whose qualified name ends with `name` at a `.` or `/` boundary, and whether every
+    entity with that last segment was read."""
+    tail = _plain(name).strip(".")
+    last = tail.rsplit(".", 1)[-1]
+    if not last or tail == last:
+        return [], True
+    params = EntityFindExactParams(values=(last,), fields=("name",), limit=_TAIL_SCAN)
+    matches = graph.run(ENTITY_FIND_EXACT, scope, params).matches
+    isolation = Isolation(scope)
+    found = []
+    for m in matches:
+        q = _plain(m.entity.qualified_name or "")
+        if (q == tail or q.endswith(("." + tail, "/" + tail))) and isolation.admit_entity(m.entity):
+            found.append(m.entity)
+    return found, len(matches) < _TAIL_SCAN
 
 
 def _same_path(stored: str, given: str) -> bool:

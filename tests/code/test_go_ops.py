@@ -104,6 +104,8 @@ def test_impact_of_a_go_diff_names_the_callers_and_the_go_test_commands(service)
 def test_explain_and_path(service):
     env = service.explain(MINE, f"{CART}.(*Cart).Add")
     assert env["subject"]["qualified_name"] == f"{CART}.(*Cart).Add"
+    for tail in ("Cart.Add", "cart.Cart.Add", "(*Cart).Add", "cart.(*Cart).Add"):  # as people write them
+        assert service.explain(MINE, tail)["subject"]["qualified_name"] == f"{CART}.(*Cart).Add", tail
     route = service.path(MINE, f"{MOD}/cmd/shop.main", f"{STORE}.(*Store).note")
     assert route["found"] is True
     assert [(e["subject"], e["object"], e["value"]) for e in route["edges"]] == [

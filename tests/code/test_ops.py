@@ -80,8 +80,11 @@ def test_a_test_that_reaches_the_symbol_without_calling_it_is_listed_under_tests
 
 @pytest.mark.parametrize(
     "name",
-    ["shop.cart.Cart.total", "shop/cart.py::total", "cart.py::total", "shop/cart.py::Cart.total", "total"],
-)
+    [
+        "shop.cart.Cart.total", "shop/cart.py::total", "cart.py::total", "shop/cart.py::Cart.total", "total",
+        "Cart.total", "cart.Cart.total",  # a dotted tail of the qualified name, as agents write them
+    ],
+)  # fmt: skip
 def test_every_identity_form_resolves_like_explain(code, name):
     assert code.symbol(CODE, name)["subject"]["name"] == "shop.cart.Cart.total"
     assert code.explain(CODE, name)["subject"]["qualified_name"] == "shop.cart.Cart.total"
@@ -120,6 +123,38 @@ def test_two_modules_with_one_dotted_name_fall_back_to_ids(code):
 def test_unknown_symbol_is_not_found(code):
     with pytest.raises(NotFound):
         code.symbol(CODE, "shop.cart.nothing")
+    for near_miss in ("art.Cart.total", "Cart.totals", "Basket.total", "pkg.shop.cart.Cart.total"):
+        with pytest.raises(NotFound):  # a tail matches whole segments only
+            code.symbol(CODE, near_miss)
+
+
+def test_a_dotted_tail_shared_by_two_symbols_is_ambiguous(code):
+    code.remember(CODE, [symbol("shop/basket.py", "Cart.total", "method", 3, 9, "def total(self)")])
+    with pytest.raises(AmbiguousName) as raised:
+        code.symbol(CODE, "Cart.total")
+    assert sorted(c["identity"] for c in raised.value.candidates) == [
+        "shop.basket.Cart.total",
+        "shop.cart.Cart.total",
+    ]
+    assert code.symbol(CODE, "cart.Cart.total")["subject"]["name"] == "shop.cart.Cart.total"
+
+
+def test_a_dotted_tail_is_not_resolved_when_too_many_share_its_last_name(code):
+    """Only as many entities as the template's cap are read by last name: past it, a single match
+    cannot be shown unique, so the answer asks for the qualified name instead of guessing."""
+    crowd = [symbol(f"shop/m{i:03d}.py", "total", "function", 1, 2, "def total()") for i in range(120)]
+    code.remember(CODE, crowd)
+    with pytest.raises(NotFound, match="give the qualified name"):
+        code.symbol(CODE, "Cart.total")
+    assert code.symbol(CODE, "shop.cart.Cart.total")["subject"]["at"] == "shop/cart.py:20-35"
+
+
+def test_a_dotted_tail_never_resolves_to_another_scope(code):
+    other = Scope("rival", "default")
+    code.remember(other, [symbol("rival/x.py", "Vault.open", "method", 1, 2, "def open(self)")])
+    with pytest.raises(NotFound):
+        code.symbol(CODE, "Vault.open")
+    assert code.symbol(other, "Vault.open")["subject"]["name"] == "rival.x.Vault.open"
 
 
 def test_a_per_direction_limit_names_exactly_what_it_cut(code):
