@@ -8,26 +8,40 @@ run, and round trips on the wire for the server backends), and bulk-load through
     source compose/native/hugegraph-cluster/env.sh   # the cluster (compose/native/up hugegraph-cluster)
     python bench/graph_backends.py --sizes 2000 10000 --queries 100
 
+Before / after (`--compare BASE`, BASE a checkout of the code to compare with, its import package built
+by `.ci/layout`): bulk-load throughput and the time of one fact.upsert of `--upsert-n` facts into the
+loaded scope, for this checkout and BASE in turn, `--repeats` rounds interleaved, each run a fresh
+process in a scope of its own; medians side by side, in a section of its own:
+
+    git worktree add --detach /tmp/base main && (cd /tmp/base && .ci/layout)
+    python bench/graph_backends.py --compare /tmp/base --backends hugegraph --sizes 500 --repeats 3
+
 A server backend whose URL is not set or not reachable is left out, and the section says so.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import shutil
 import socket
+import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from _report import header, percentile, write_section
+from _report import header, median, percentile, write_section
 from recall_latency import STAGES, make_scope_data, queries, vocabulary
 
+import graphctx
+from graphctx.kernel import templates as t
+from graphctx.model import Fact
 from graphctx.scope import Scope
 from graphctx.service import ContextService
 from graphctx.settings import Settings
@@ -95,7 +109,39 @@ class Counting:
         return getattr(self.inner, "round_trips", None)
 
 
-def run(backend: str, size: int, n_queries: int, work: Path, embedder: str) -> dict[str, Any]:
+def time_upserts(graph: Any, scope: Scope, size: int, n: int, rounds: int = 5) -> dict[str, list[float]]:
+    """ms of one fact.upsert of `n` facts into the loaded scope: new facts (each round its own), then
+    the same batch again (every fact found stored and unchanged)."""
+    new_ms: list[float] = []
+    same_ms: list[float] = []
+    rng = random.Random(size + 7)
+    for r in range(rounds):
+        batch = [
+            Fact(
+                subject_id=f"e{rng.randrange(size)}",
+                predicate="relates_to",
+                object_id=f"e{rng.randrange(size)}",
+                value=f"bench {r} {i}",
+            )
+            for i in range(n)
+        ]
+        params = t.FactUpsertParams(facts=tuple(batch))
+        for into in (new_ms, same_ms):
+            t0 = time.perf_counter()
+            graph.run(t.FACT_UPSERT, scope, params)
+            into.append((time.perf_counter() - t0) * 1000)
+    return {"upsert_new_ms": new_ms, "upsert_same_ms": same_ms}
+
+
+def run(
+    backend: str,
+    size: int,
+    n_queries: int,
+    work: Path,
+    embedder: str,
+    upsert_n: int = 0,
+    upsert_rounds: int = 5,
+) -> dict[str, Any]:
     rng = random.Random(size)
     vocab = vocabulary(rng)
     data_dir = work / f"graph-{backend}"
@@ -112,6 +158,7 @@ def run(backend: str, size: int, n_queries: int, work: Path, embedder: str) -> d
         for i in range(0, len(facts), CHUNK):
             service.remember(scope, facts=facts[i : i + CHUNK])
         load_s = time.perf_counter() - started
+        upserts = time_upserts(graph, scope, size, upsert_n, upsert_rounds) if upsert_n else {}
         if len(entities) >= 50_000:  # few recalls at large sizes: the load dominates the run
             n_queries = min(n_queries, 50)
         qs = queries(random.Random(1), entities, n_queries)
@@ -138,7 +185,94 @@ def run(backend: str, size: int, n_queries: int, work: Path, embedder: str) -> d
         "wall": wall,
         "templates": templates,
         "trips": trips,
+        **upserts,
     }
+
+
+def child(args: argparse.Namespace) -> None:
+    """One backend, one size, in this process; the result as JSON (for --compare)."""
+    (backend,) = args.backends
+    why = configure(backend)
+    if why:
+        raise SystemExit(f"{backend}: {why}")
+    (size,) = args.sizes
+    result = run(backend, size, 0, args.work, args.embedder, args.upsert_n, args.upsert_rounds)
+    result["code"] = str(Path(graphctx.__file__).resolve().parent)
+    Path(args.json_out).write_text(json.dumps(result), encoding="utf-8")
+
+
+def compare(args: argparse.Namespace, ready: list[str], left_out: list[str]) -> None:
+    """This checkout and BASE in turn, --repeats rounds interleaved, every run a fresh process."""
+    base = args.compare.resolve()
+    layout = base / ".layout"
+    if not (layout / "graphctx").is_dir():
+        raise SystemExit(f"{layout} has no graphctx package: run .ci/layout in {base}")
+    codes = {"before": {"PYTHONPATH": str(layout)}, "after": {}}
+    results: dict[tuple[int, str, str], list[dict[str, Any]]] = {}
+    for r in range(args.repeats):
+        for size in args.sizes:
+            for backend in ready:
+                for code, extra in codes.items():
+                    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+                        command = [
+                            sys.executable, __file__, "--child", "--backends", backend, "--sizes", str(size),
+                            "--upsert-n", str(args.upsert_n), "--upsert-rounds", str(args.upsert_rounds),
+                            "--embedder", args.embedder,
+                            "--work", str(args.work), "--json-out", out.name,
+                        ]  # fmt: skip
+                        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | extra
+                        subprocess.run(command, env=env, check=True)
+                        got = json.loads(Path(out.name).read_text(encoding="utf-8"))
+                    results.setdefault((size, backend, code), []).append(got)
+                    rate = got["records"] / got["load_s"]
+                    print(
+                        f"round {r + 1} {size} {backend} {code} ({got['code']}): {rate:.1f} records/s, "
+                        f"upsert {median(got['upsert_new_ms']):.0f} ms new / "
+                        f"{median(got['upsert_same_ms']):.0f} ms unchanged",
+                        flush=True,
+                    )
+    lines = [
+        f"| backend, entities per scope | bulk load records/s (before / after, ×) | fact.upsert of "
+        f"{args.upsert_n} new facts, ms | the same {args.upsert_n} again (unchanged), ms |",
+        "|---|---|---|---|",
+    ]
+
+    def cell(before: float, after: float, fmt: str) -> str:
+        return f"{before:{fmt}} / {after:{fmt}} (×{after / before:.2f})"
+
+    for size in args.sizes:
+        for backend in ready:
+            runs = {code: results[(size, backend, code)] for code in codes}
+            rate = {c: median([x["records"] / x["load_s"] for x in runs[c]]) for c in codes}
+            new = {c: median([median(x["upsert_new_ms"]) for x in runs[c]]) for c in codes}
+            same = {c: median([median(x["upsert_same_ms"]) for x in runs[c]]) for c in codes}
+            lines.append(
+                f"| {backend}, {size:,} | {cell(rate['before'], rate['after'], ',.1f')} "
+                f"| {cell(new['before'], new['after'], ',.0f')} "
+                f"| {cell(same['before'], same['after'], ',.0f')} |"
+            )
+    text = "\n".join(lines)
+    print(text)
+    notes = "".join(f"\n- left out: {n}" for n in left_out)
+    sizes = ", ".join(f"{z:,}" for z in args.sizes)
+    body = (
+        "### fact.upsert before / after: bulk load and one upsert into a loaded scope\n\n"
+        + header(
+            "python bench/graph_backends.py " + " ".join(sys.argv[1:]),
+            f"synthetic memory, {sizes} entities (3 facts each) in a fresh scope per run; then "
+            f"{args.upsert_n} new facts (relates_to with a value, random endpoints) in one fact.upsert, "
+            f"{args.upsert_rounds} times, and each batch again; medians of {args.repeats} runs per side, "
+            "the sides interleaved",
+        )
+        + f"- before: {base} (its .layout), after: this checkout\n"
+        + notes
+        + "\n\nBulk load = `remember` of the entities then the facts (graph + both indexes); the upsert "
+        "times are the graph store's fact.upsert alone (client side, one call). × = after / before.\n\n"
+        + text
+        + "\n"
+    )
+    if not args.no_write:
+        write_section(args.section if args.section != "graph_backends" else "fact_upsert", body)
 
 
 def p50_p95(values: list[float]) -> str:
@@ -204,7 +338,20 @@ def main() -> None:
     parser.add_argument(
         "--section", default="graph_backends", help="the docs/results.md section this run replaces"
     )
+    parser.add_argument("--compare", type=Path, help="a checkout to compare with (before / after)")
+    parser.add_argument("--repeats", type=int, default=3, help="--compare: runs per side")
+    parser.add_argument(
+        "--upsert-n", type=int, default=0, help="time fact.upsert of this many facts after the load"
+    )
+    parser.add_argument("--upsert-rounds", type=int, default=5, help="fact.upsert timings per run")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--json-out", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child:
+        child(args)
+        return
+    if args.compare and not args.upsert_n:
+        args.upsert_n = 100
     by_size: dict[int, dict[str, dict[str, Any]]] = {z: {} for z in args.sizes}
     left_out: list[str] = []
     ready = []
@@ -214,6 +361,9 @@ def main() -> None:
             left_out.append(f"{backend}: {why}")
         else:
             ready.append(backend)
+    if args.compare:
+        compare(args, ready, left_out)
+        return
     for size in args.sizes:
         for backend in ready:  # each size: every backend in turn, in one run
             configure(backend)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal
@@ -285,6 +286,32 @@ def default_fact_id(fact: Fact) -> str:
     if fact.valid_from is not None:
         parts.append(_utc_text(fact.valid_from))
     return "f_" + stable_hash(*parts)
+
+
+def legacy_fact_id(fact: Fact) -> str:
+    """The id `default_fact_id` gave before validity was part of identity (no start): a fact with a
+    start stored under it keeps it."""
+    return "f_" + stable_hash(fact.subject_id, fact.predicate, fact.object_id, fact.value)
+
+
+def code_edge_id(subject: str, predicate: str, obj: str) -> str:
+    """The id the code indexer gives an edge of the code graph: one per (subject, predicate, object)."""
+    return "e_" + stable_hash(subject, predicate, obj)
+
+
+RESERVED_FACT_ID = re.compile(r"[fe]_[0-9a-f]{32}")
+"""The form of the ids derived from a fact's content (`derived_fact_ids`): an explicit id of this form
+must be one of the fact's own, so a derived id always names its content and its place (the subject)."""
+
+
+def derived_fact_ids(fact: Fact) -> frozenset[str]:
+    """Every id derived from the fact's content: the current default, its legacy form and, for a fact
+    with an object, the code indexer's edge id. Each starts with subject and predicate, so a fact
+    stored under one of them hangs from its subject with its predicate's label."""
+    ids = {default_fact_id(fact), legacy_fact_id(fact)}
+    if fact.object_id is not None:
+        ids.add(code_edge_id(fact.subject_id, fact.predicate, fact.object_id))
+    return frozenset(ids)
 
 
 def _utc_text(when: datetime) -> str:

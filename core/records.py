@@ -22,6 +22,7 @@ from pydantic import ValidationError
 
 from graphctx import bounds
 from graphctx.errors import BoundExceeded, GraphctxError, InputError, NotFound, ScopeError, from_validation
+from graphctx.kernel.templates import own_derived_ids
 from graphctx.model import Entity, Fact
 from graphctx.scope import Scope
 
@@ -107,6 +108,10 @@ def parse(model: type[T], data: object, where: str, scope: Scope, now: datetime)
         have = getattr(item, name)
         if have not in (None, value):
             raise ScopeError(f"the record names {name} {have[:40]!r}, outside the caller's scope", field=name)
+    if isinstance(item, Fact) and (item.id.startswith("e_") or "valid_from" in given):
+        # fact.upsert's id rule, here so a bulk load refuses before its first batch; a fact that gives
+        # no valid_from may keep the stored one (timeline), so its f_ id waits for the write plan
+        own_derived_ids((item,))
     stamped = item.model_copy(update={**scope.as_dict(), "updated_at": item.updated_at or now})
     return Located(stamped, where, given)
 

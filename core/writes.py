@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from graphctx.durability import DeferredFlush
 from graphctx.errors import GraphctxError, InputError, InvalidVector, NotFound, ScopeError, WriteIncomplete
@@ -35,6 +35,7 @@ from graphctx.kernel.templates import (
     EntityUpsertParams,
     FactInvalidateParams,
     FactUpsertParams,
+    own_derived_ids,
 )
 from graphctx.model import Entity, Fact
 from graphctx.scope import Scope
@@ -60,6 +61,9 @@ class WritePlan(BaseModel):
     facts: tuple[Fact, ...] = ()
     ends: dict[str, datetime] = {}
     delete_ids: tuple[str, ...] = ()
+
+    # fact.upsert's id rule, checked when the plan is made: a plan it refuses is never journaled
+    _check_ids = field_validator("facts")(own_derived_ids)
 
     def index_ids(self) -> list[str]:
         return list(dict.fromkeys([*(e.id for e in self.entities), *self.delete_ids]))

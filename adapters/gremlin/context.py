@@ -54,13 +54,20 @@ def write_in_chunks(ctx: Ctx, b: Binder, pieces: Sequence[GraphTraversal], what:
     """Submit `g.inject(0).sideEffect(piece)...count()` in as few requests as the budget allows; each
     piece is measured as serialized, so no request goes over (a lone piece over it goes alone). The
     pieces are idempotent, so the requests are retried on connection failures."""
+    for run in piece_runs(ctx, pieces):
+        t = ctx.g.inject(0)
+        for piece in run:
+            t = t.side_effect(piece)
+        ctx.write(t.count(), b, what, idempotent=True)
+
+
+def piece_runs(ctx: Ctx, pieces: Sequence[GraphTraversal]) -> Iterator[list[GraphTraversal]]:
+    """Consecutive runs of anonymous traversals whose serialized size stays under the request budget
+    (a lone piece over it goes alone)."""
     writer = GraphSONWriter()
     sized = [(piece, len(writer.write_object(piece.bytecode)) + 64) for piece in pieces]
     for run in chunks(sized, ctx, lambda item: item[1]):
-        t = ctx.g.inject(0)
-        for piece, _ in run:
-            t = t.side_effect(piece)
-        ctx.write(t.count(), b, what, idempotent=True)
+        yield [piece for piece, _ in run]
 
 
 def chunks(items: Sequence[X], ctx: Ctx, size: Callable[[X], int]) -> Iterator[list[X]]:

@@ -181,6 +181,13 @@ class GremlinDialect:
         t = g.E(b(eids)) if by_id else self.has_any(g.E(), b, keys.FACT_ID, fact_ids)
         return self.scoped(t, b, scope)
 
+    def fact_edge(self, t: GraphTraversal, b: Binder, scope: Scope, fact_id: str) -> GraphTraversal:
+        """Append to an `outE(label)` step from a fact's subject what keeps the edge of `fact_id` (the
+        caller adds the scope filter). Used to read the stored version of a fact at its subject and to
+        drop it there. Default: equality on `fact_id`. (Added for HugeGraph, whose sort key makes it
+        a range of the vertex's edges instead of a scan of them.)"""
+        return t.has(keys.FACT_ID, b(fact_id))
+
     def edge_identity(self, t: GraphTraversal, b: Binder, scope: Scope, fact_id: str) -> GraphTraversal:
         """Append to an `addE()` step what identifies the new edge (its id, when ids are supplied).
         The caller then sets every property, `fact_id` and the scope included."""

@@ -15,12 +15,12 @@ from graphctx.kernel.templates import (
     FactsFromRootsParams,
     UpsertResult,
 )
-from graphctx.model import Fact
+from graphctx.model import Fact, derived_fact_ids
 from graphctx.scope import Scope
 
 from . import codec, keys
 from .binding import Binder
-from .context import Ctx, chunks, id_cost, label, labels, not_literal, valid_at, write_in_chunks
+from .context import Ctx, chunks, id_cost, label, labels, not_literal, piece_runs, valid_at, write_in_chunks
 
 
 def existing_ids(ctx: Ctx, scope: Scope, ids: Sequence[str]) -> set[str]:
@@ -43,6 +43,40 @@ def stored_facts(ctx: Ctx, scope: Scope, ids: Sequence[str], what: str) -> dict[
     return out
 
 
+def stored_versions(ctx: Ctx, scope: Scope, facts: Sequence[Fact], what: str) -> dict[str, Fact]:
+    """The stored version of each fact's id. With supplied edge ids, by id. Else each fact is first
+    looked for at its subject under its predicate's label (one request per chunk, a union of one leg
+    per fact); an id derived from the fact's content (fact.upsert refuses a derived-form id of other
+    content) can hang nowhere else, so only the other ids not found there go through the scope-wide
+    `fact_edges` lookup, which costs as much as the scope has facts on some servers (HugeGraph)."""
+    d = ctx.dialect
+    ids = unique(f.id for f in facts)
+    if all(d.edge_id(scope, i) is not None for i in ids):
+        return stored_facts(ctx, scope, ids, what)
+    b = Binder()  # one binder for every leg, as in _write_facts: binding names stay unique
+    usable_ids = set(ids)
+    places = dict.fromkeys((f.id, f.subject_id, f.predicate) for f in facts if f.id in usable_ids)
+    out: dict[str, Fact] = {}
+    for run in piece_runs(ctx, [_fact_at(ctx, b, scope, *place) for place in places]):
+        t = ctx.g.inject(0).union(*run).value_map(*keys.FACT_KEYS)
+        for props in ctx.read(t, b, what):
+            f = codec.fact(codec.flat(props), d)
+            out[f.id] = f
+    elsewhere = [f.id for f in facts if f.id not in out and f.id not in derived_fact_ids(f)]
+    if elsewhere:
+        out.update(stored_facts(ctx, scope, elsewhere, what))
+    return out
+
+
+def _fact_at(
+    ctx: Ctx, b: Binder, scope: Scope, fact_id: str, subject_id: str, predicate: str
+) -> GraphTraversal:
+    """Anonymous: the scope's edge of `fact_id` leaving `subject_id` with `predicate`'s label."""
+    d = ctx.dialect
+    edges = d.fact_edge(d.find_vertex(b, scope, subject_id).out_e(label(ctx, predicate)), b, scope, fact_id)
+    return d.scoped(edges, b, scope)
+
+
 def upsert(ctx: Ctx, scope: Scope, facts: Sequence[Fact], now: datetime) -> UpsertResult:
     """Both endpoints must exist in the scope (checked before any write, so a dangling endpoint
     changes nothing). Reads: endpoints, stored versions; then one idempotent write per chunk."""
@@ -50,7 +84,7 @@ def upsert(ctx: Ctx, scope: Scope, facts: Sequence[Fact], now: datetime) -> Upse
         check_owner(f, codec.owner(scope))
     ends = endpoints(facts)
     require_endpoints(facts, existing_ids(ctx, scope, ends) if ends else set())
-    stored = stored_facts(ctx, scope, [f.id for f in facts], "fact.upsert") if facts else {}
+    stored = stored_versions(ctx, scope, facts, "fact.upsert") if facts else {}
     state = dict(stored)
     pending: dict[str, tuple[Fact, Fact | None]] = {}  # id -> (new version, version on the server)
     created = updated = unchanged = 0
@@ -75,9 +109,7 @@ def upsert(ctx: Ctx, scope: Scope, facts: Sequence[Fact], now: datetime) -> Upse
 def _drop_edge(
     ctx: Ctx, b: Binder, scope: Scope, subject_id: str, predicate: str, fact_id: str
 ) -> GraphTraversal:
-    d = ctx.dialect
-    edges = d.find_vertex(b, scope, subject_id).out_e(label(ctx, predicate)).has(keys.FACT_ID, b(fact_id))
-    return d.scoped(edges, b, scope).drop()
+    return _fact_at(ctx, b, scope, fact_id, subject_id, predicate).drop()
 
 
 def _write_facts(ctx: Ctx, scope: Scope, run: Sequence[tuple[Fact, Fact | None]]) -> None:

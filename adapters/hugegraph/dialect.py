@@ -5,7 +5,8 @@ What differs from a plain TinkerPop server (measured on HugeGraph 1.5.0, TinkerP
   two scopes never share a vertex and an id's length or characters never reach HugeGraph's id codec;
 * edge ids cannot be supplied: HugeGraph builds them from source, label, sort values and target.
   Fact edges are MULTIPLE with the sort key `fact_key` (a hash of scope + fact id, set once at
-  `addE`, since a sort key cannot be updated), and are found by fact id through the scope's edge index;
+  `addE`, since a sort key cannot be updated): a fact is found at its subject by that key (a range of
+  the vertex's edges), or, when its place is not known, by fact id through the scope's edge index;
 * GraphSON v3 with HugeGraph's id types (GraphBinary cannot carry HugeGraph ids);
 * a schema (property keys, labels, index labels) created over REST before the first write.
 """
@@ -69,6 +70,13 @@ class HugeGraphDialect(GremlinDialect):
 
     def edge_identity(self, t: GraphTraversal, b: Binder, scope: Scope, fact_id: str) -> GraphTraversal:
         return t.property(schema.FACT_SORT_KEY, b(self.fact_key(scope, fact_id)))
+
+    def fact_edge(self, t: GraphTraversal, b: Binder, scope: Scope, fact_id: str) -> GraphTraversal:
+        # outE(one label) then an equality on the edge label's first sort key is a prefix of HugeGraph's
+        # edge ids (owner vertex, direction, label, sort values): GraphTransaction.optimizeQuery turns it
+        # into a SORT_KEYS query, a range of the vertex's edges, and the other has() steps are filtered
+        # on what it finds. On fact_id alone it would read every edge of the label at the vertex.
+        return t.has(schema.FACT_SORT_KEY, b(self.fact_key(scope, fact_id))).has(keys.FACT_ID, b(fact_id))
 
     def fact_edges(
         self, g: GraphTraversalSource, b: Binder, scope: Scope, fact_ids: Sequence[str]

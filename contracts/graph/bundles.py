@@ -15,7 +15,12 @@ from graphctx.contracts.graph.entities import (
 )
 from graphctx.contracts.graph.errors import ErrorTests
 from graphctx.contracts.graph.exact import ExactLookupTests
-from graphctx.contracts.graph.facts import FactInvalidateTests, FactsFromRootsTests, FactUpsertTests
+from graphctx.contracts.graph.facts import (
+    FactInvalidateTests,
+    FactPlacementTests,
+    FactsFromRootsTests,
+    FactUpsertTests,
+)
 from graphctx.contracts.graph.fresh import FreshStoreTests
 from graphctx.contracts.graph.injection import InjectionTests
 from graphctx.contracts.graph.isolation import IsolationTests
@@ -37,6 +42,7 @@ class GraphStoreCoreContract(
     EntityDeleteTests,
     EntityHashesTests,
     FactUpsertTests,
+    FactPlacementTests,
     FactInvalidateTests,
     FactsFromRootsTests,
     IsolationTests,

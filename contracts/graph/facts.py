@@ -38,7 +38,7 @@ from graphctx.contracts.graph._common import (
 )
 from graphctx.kernel import templates as t
 from graphctx.kernel.ports import GraphStore
-from graphctx.model import Fact
+from graphctx.model import Fact, code_edge_id, legacy_fact_id
 from graphctx.scope import Scope
 
 # ---- fact.upsert ------------------------------------------------------------------------------
@@ -107,6 +107,77 @@ class FactUpsertTests(_GraphSubject):
         load(graph_store, scope, [ent("a"), ent("b")], [edge("a", "b")])
         assert upsert_facts(graph_store, scope, []) == t.UpsertResult()
         assert len(from_roots(graph_store, scope, ["a"]).facts) == 1
+
+
+class FactPlacementTests(_GraphSubject):
+    """Where a fact's stored version is found when it is written again. graphctx refuses (before any
+    store sees it) an id of the derived form (`f_`/`e_` and 32 lowercase hex digits) that is not one of
+    the fact's own derived ids, so a store may look a fact of a derived id up at its subject, under its
+    predicate; an explicit id may hang anywhere and must still be found wherever it hangs: moved to
+    another subject or predicate, it is one fact, reported updated, never two edges. Since 1.4.0."""
+
+    @pytest.mark.parametrize("fact_id", ["moving", "f_" + "0123456789ABCDEF" * 2, "e_" + "0" * 31])
+    @requires(UPSERT, FACTS, FROM_ROOTS, STATS)
+    def test_fact_upsert_moves_explicit_id_between_subjects(
+        self, graph_store: GraphStore, scope: Scope, fact_id: str
+    ) -> None:
+        """An explicit id (ids of nearly the derived form included) moved to another subject and
+        predicate is found there, replaced once, and found again on its way back."""
+        load(graph_store, scope, [ent("a"), ent("b"), ent("c")], [edge("a", "b", "depends_on", id=fact_id)])
+        roots = ["a", "b", "c"]
+        for moved in (edge("c", "b", "uses", id=fact_id, source="s2"), edge("a", "c", "owns", id=fact_id)):
+            assert upsert_facts(graph_store, scope, [moved]) == t.UpsertResult(updated=1)
+            assert upsert_facts(graph_store, scope, [moved]) == t.UpsertResult(unchanged=1)
+            got = from_roots(graph_store, scope, roots, include_invalid=True).facts
+            assert [fact_view(f) for f in got] == [expected_fact(moved, scope)]
+            assert stats(graph_store, scope).facts == 1
+
+    @requires(UPSERT, FACTS, FROM_ROOTS, STATS)
+    def test_fact_upsert_finds_every_derived_id(self, graph_store: GraphStore, scope: Scope) -> None:
+        """A fact under each of its derived ids -- the current one, the legacy one without its start
+        (written before validity was part of identity) and the code indexer's edge id -- is found again:
+        unchanged when equal, updated once when changed."""
+        start = datetime(2024, 5, 1, tzinfo=UTC)
+        current = edge("a", "b", "depends_on", valid_from=start)
+        legacy = edge("a", "b", "uses", valid_from=start)
+        legacy = legacy.model_copy(update={"id": legacy_fact_id(legacy)})
+        code = edge("a", "b", "calls", value="3,9")
+        code = code.model_copy(update={"id": code_edge_id("a", "calls", "b")})
+        facts = [current, legacy, code]
+        assert sorted(f.id for f in facts) == sorted({f.id for f in facts})  # three ids, three forms
+        load(graph_store, scope, [ent("a"), ent("b")], facts)
+        assert upsert_facts(graph_store, scope, facts) == t.UpsertResult(unchanged=3)
+        changed = [f.model_copy(update={"confidence": 0.5}) for f in facts]
+        assert upsert_facts(graph_store, scope, changed) == t.UpsertResult(updated=3)
+        got = from_roots(graph_store, scope, ["a"], include_invalid=True).facts
+        assert [fact_view(f) for f in got] == [
+            expected_fact(f, scope) for f in expected_from_roots(changed, ["a"])
+        ]
+        assert stats(graph_store, scope).facts == 3
+
+    @requires(UPSERT, FACTS, FROM_ROOTS, STATS)
+    def test_fact_upsert_at_hub_subject(self, graph_store: GraphStore, scope: Scope) -> None:
+        """At a subject with many facts of one predicate, a mixed batch -- unchanged, changed, new, and
+        an explicit id moved onto the hub -- counts each right and leaves one edge per fact."""
+        entities, facts = datasets.hub()
+        moving = edge("leaf-in-000", "leaf-out-000", "depends_on", id="hub-moving")
+        load(graph_store, scope, entities, [*facts, moving])
+        out = [f for f in facts if f.subject_id == "hub"]
+        batch = [
+            out[7],
+            out[11].model_copy(update={"confidence": 0.25}),
+            edge("hub", "leaf-in-005", "depends_on"),
+            moving.model_copy(update={"subject_id": "hub", "object_id": "leaf-out-003"}),
+        ]
+        assert upsert_facts(graph_store, scope, batch) == t.UpsertResult(created=1, updated=2, unchanged=1)
+        assert stats(graph_store, scope).facts == len(facts) + 2
+        got = from_roots(graph_store, scope, ["hub"], direction="out", include_invalid=True).facts
+        want = {f.id: f for f in [*out, *batch]}  # the batch's versions replace the loaded ones
+        assert [fact_view(f) for f in got] == [
+            expected_fact(f, scope) for f in expected_from_roots(want.values(), ["hub"], direction="out")
+        ]
+        left = from_roots(graph_store, scope, ["leaf-in-000"], direction="out", include_invalid=True).facts
+        assert "hub-moving" not in ids(left)
 
 
 # ---- fact.invalidate --------------------------------------------------------------------------

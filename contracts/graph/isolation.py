@@ -80,11 +80,14 @@ class Tenancy:
 def tenant_data(tag: str, *, adversary: bool) -> tuple[list[Entity], list[Fact]]:
     """Memory + code datasets with `tag` in every summary and fact source. An adversary also holds a
     `ghost` entity that shares a name, aliases and a qualified name with the scope's entities, facts
-    between ids the scope also has, and a fact reusing a fact id of the scope with other endpoints."""
+    between ids the scope also has, and a fact reusing a fact id of the scope with other endpoints
+    (an explicit id: an id of the derived form names its content, so no scope can move it)."""
     base_entities = datasets.memory_entities() + datasets.code_entities()
     base_facts = datasets.memory_facts() + datasets.code_facts()
     entities = [modified(e, summary=f"{e.summary} [{tag}]".lstrip()) for e in base_entities]
-    facts = [f.model_copy(update={"source": tag}) for f in base_facts]
+    facts = [
+        f.model_copy(update={"source": tag, **({"id": _REUSED} if _is_reused(f) else {})}) for f in base_facts
+    ]
     if adversary:
         entities.append(
             ent(
@@ -96,15 +99,21 @@ def tenant_data(tag: str, *, adversary: bool) -> tuple[list[Entity], list[Fact]]
                 qualified_name="shop.cart.Cart",
             )
         )
-        reused = next(f for f in base_facts if (f.subject_id, f.object_id) == ("svc-checkout", "svc-pay"))
         facts += [
             edge("svc-checkout", "ghost", "depends_on", source=tag),
             edge("ghost", "svc-pay", "owns", source=tag),
             edge("svc-inv", "team-pay", "calls_service", source=tag),
             edge("t-add", "repo", "calls", source=tag),
-            edge("svc-inv", "team-com", "depends_on", id=reused.id, source=tag),
+            edge("svc-inv", "team-com", "depends_on", id=_REUSED, source=tag),
         ]
     return entities, facts
+
+
+_REUSED = "dep-checkout-pay"  # the id every scope gives svc-checkout -> svc-pay; adversaries reuse it
+
+
+def _is_reused(f: Fact) -> bool:
+    return (f.subject_id, f.object_id) == ("svc-checkout", "svc-pay")
 
 
 def _marked(item: Entity | Fact, tag: str) -> bool:

@@ -13,16 +13,12 @@ from graphctx.code.markdown import Document, MentionIndex
 from graphctx.code.pyparse import Module
 from graphctx.code.resolve import BUILTIN, Resolver, Target
 from graphctx.code.testmap import ExerciseMap, Resolved
-from graphctx.model import EdgeKind, Entity, Fact, stable_hash
+from graphctx.model import EdgeKind, Entity, Fact, code_edge_id
 from graphctx.redact import redact
 
 SOURCE = "code-index"
 EVERY_MODULE = "*"  # what a document's mentions depend on: the whole symbol table
 VALUE_BYTES = bounds.FACT_VALUE_BYTES - 96
-
-
-def edge_id(subject: str, predicate: str, obj: str) -> str:
-    return "e_" + stable_hash(subject, predicate, obj)
 
 
 def _lines_value(lines: Iterable[int]) -> str:
@@ -38,7 +34,7 @@ def _lines_value(lines: Iterable[int]) -> str:
 def edge(subject: str, predicate: EdgeKind, obj: str, lines: Iterable[int] = ()) -> Fact:
     value = _lines_value(lines) or None
     return Fact(
-        id=edge_id(subject, predicate.value, obj),
+        id=code_edge_id(subject, predicate.value, obj),
         subject_id=subject,
         predicate=predicate.value,
         object_id=obj,

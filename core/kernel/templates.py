@@ -13,7 +13,8 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 from graphctx import bounds
-from graphctx.model import PREDICATES, Entity, Fact, IndexedHash
+from graphctx.errors import InputError
+from graphctx.model import PREDICATES, RESERVED_FACT_ID, Entity, Fact, IndexedHash, derived_fact_ids
 
 CATALOG_VERSION = 1
 
@@ -82,8 +83,30 @@ class EntityHashesParams(_Params):
     limit: Annotated[int, _clamped(1, 5000)] = 1000
 
 
+def own_derived_ids(facts: tuple[Fact, ...]) -> tuple[Fact, ...]:
+    """An id of the derived form must be derived from the fact's own content: stores find a fact of
+    such an id at its subject, and two contents under one id would be two edges of one fact. Raised
+    as InputError (not a ValueError), so every caller gets the typed error, whichever store runs."""
+    for f in facts:
+        if RESERVED_FACT_ID.fullmatch(f.id) and f.id not in derived_fact_ids(f):
+            raise InputError(
+                f"fact id {f.id!r} has the form of an id derived from a fact's content but names other "
+                "content (subject, predicate, object, value or valid_from): a derived id names its "
+                "content; give the fact no id to have its own, and to change a fact's start, "
+                "invalidate it and add a new one",
+                field="facts.id",
+                fact_id=f.id,
+            )
+    return facts
+
+
 class FactUpsertParams(_Params):
+    """An explicit fact id of the derived form (`f_` or `e_` and 32 lowercase hex digits) must be one
+    of the fact's own derived ids (graphctx.model.derived_fact_ids), else InputError."""
+
     facts: Annotated[tuple[Fact, ...], Field(max_length=5000)]
+
+    _check_ids = field_validator("facts")(own_derived_ids)
 
 
 class FactInvalidateParams(_Params):

@@ -14,6 +14,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -33,7 +34,7 @@ from graphctx.adapters.hugegraph import (
 )
 from graphctx.errors import BackendError, BackendUnavailable, ConfigError, DeadlineExceeded, GraphctxError
 from graphctx.kernel import templates as t
-from graphctx.model import PREDICATES, Entity
+from graphctx.model import PREDICATES, Entity, Fact, code_edge_id, legacy_fact_id
 from graphctx.scope import Scope
 from tests.adapters.gremlin_requests import (
     STEP_CONSTANTS,
@@ -89,6 +90,44 @@ def test_no_user_value_outside_a_binding(live: HugeGraphSettings) -> None:
         assert request["args"]["aliases"] == {"g": live.traversal_source}
     # bytecode, never a Groovy script; every user value bound
     assert_user_values_bound(requests, scope, constant=lambda v: v in constants or v.startswith("_b"))
+
+
+def _scope_wide_edge_reads(requests: list[dict[str, Any]]) -> int:
+    """Requests that start from a label-less g.E(): the scope index of every edge label."""
+    return sum(1 for r in requests if r["args"]["gremlin"]["@value"]["step"][0] == ["E"])
+
+
+def test_fact_upsert_reads_derived_ids_at_their_subject(live: HugeGraphSettings) -> None:
+    """The stored versions of facts whose ids derive from their content (current, legacy and code-edge
+    forms) are read at their subject, never through the scope-wide edge index (whose cost grows with
+    the scope's facts); an explicit id not found at its subject still is, and is found there."""
+    recorder = Recorder()
+    store = HugeGraphStore(live, transport_factory=recorder.factory)
+    store.ensure_schema()
+    scope = _scope()
+    start = datetime(2024, 5, 1, tzinfo=UTC)
+    try:
+        store.run(
+            t.ENTITY_UPSERT, scope, t.EntityUpsertParams(entities=tuple(Entity(id=i, name=i) for i in "abc"))
+        )
+        legacy = Fact(subject_id="a", predicate="uses", object_id="c", valid_from=start)
+        derived = (
+            Fact(subject_id="a", predicate="depends_on", object_id="b", valid_from=start),
+            legacy.model_copy(update={"id": legacy_fact_id(legacy)}),
+            Fact(id=code_edge_id("b", "calls", "c"), subject_id="b", predicate="calls", object_id="c"),
+        )
+        mark = len(recorder.frames)
+        assert store.run(t.FACT_UPSERT, scope, t.FactUpsertParams(facts=derived)).created == 3
+        assert store.run(t.FACT_UPSERT, scope, t.FactUpsertParams(facts=derived)).unchanged == 3
+        assert _scope_wide_edge_reads(recorder.requests()[mark:]) == 0
+        explicit = Fact(id="moved", subject_id="c", predicate="uses", object_id="a")
+        store.run(t.FACT_UPSERT, scope, t.FactUpsertParams(facts=(explicit,)))
+        mark = len(recorder.frames)
+        moved = explicit.model_copy(update={"subject_id": "b"})
+        assert store.run(t.FACT_UPSERT, scope, t.FactUpsertParams(facts=(moved,))).updated == 1
+        assert _scope_wide_edge_reads(recorder.requests()[mark:]) == 1
+    finally:
+        store.close()
 
 
 # ---- (b) REST: the schema bootstrap -----------------------------------------------------------

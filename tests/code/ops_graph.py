@@ -1,11 +1,11 @@
-"""A small code graph in the indexer's shape (helpers/code-graph.md), written through remember, so the
-code operations can be tested without the indexer."""
+"""A small code graph in the indexer's shape (helpers/code-graph.md, its edge ids too), written through
+remember, so the code operations can be tested without the indexer."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from graphctx.model import stable_hash
+from graphctx.model import code_edge_id
 from graphctx.scope import Scope
 from graphctx.service import ContextService
 
@@ -32,7 +32,7 @@ def symbol(
 
 def edge(subject: str, predicate: str, obj: str, value: str | None = None) -> dict[str, Any]:
     fact: dict[str, Any] = {
-        "id": "f_" + stable_hash(subject, predicate, obj), "subject_id": subject, "predicate": predicate,
+        "id": code_edge_id(subject, predicate, obj), "subject_id": subject, "predicate": predicate,
         "object_id": obj, "source": "code-index",
     }  # fmt: skip
     if value is not None:

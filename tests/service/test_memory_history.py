@@ -26,6 +26,7 @@ from graphctx.auth import Principal
 from graphctx.cli import app as cli_app
 from graphctx.errors import InputError, NotFound
 from graphctx.kernel.ports import KeyStore
+from graphctx.model import Fact, code_edge_id, legacy_fact_id
 from graphctx.scope import Scope
 from graphctx.service import ContextService
 from graphctx.settings import Settings
@@ -329,3 +330,42 @@ def test_an_oversized_summary_names_the_record_the_field_and_the_bound(world: Wo
     assert ("line 4" if d.name == "cli" else "entities[3]") in message
     assert "summary" in message and "4096" in message
     assert world.status()["graph"]["entities"] == 0
+
+
+def _fact(record: dict[str, Any]) -> Fact:
+    return Fact.model_validate(record)
+
+
+@pytest.mark.parametrize("case", ["other relation", "other start", "code edge of other object"])
+def test_a_derived_id_naming_other_content_is_refused_and_writes_nothing(world: World, case: str) -> None:
+    """An explicit id of the derived form must name its own fact: another relation's id (which would
+    make two edges of one fact id), a start changed under the id, or a code-edge id of another object
+    are refused before anything is written, whatever the transport."""
+    owner, shift1, located = _fact(FACTS[0]), _fact(FACTS[1]), _fact(FACTS[3])
+    forged = {
+        "other relation": {**FACTS[3], "id": owner.id},
+        "other start": {**FACTS[1], "id": shift1.id, "valid_from": "2025-01-05T09:00:00Z"},
+        "code edge of other object": {**FACTS[0], "id": code_edge_id("checkout", "owned_by", "commerce")},
+    }[case]
+    assert located.id != owner.id
+    with pytest.raises(InputError) as info:
+        world.driver.remember(ENTITIES, [*FACTS, forged])
+    message = str(info.value)
+    assert "derived" in message and "invalidate it and add a new one" in message
+    assert world.status()["graph"]["entities"] == world.status()["graph"]["facts"] == 0
+
+
+def test_a_fact_under_any_of_its_own_derived_ids_is_accepted(world: World) -> None:
+    """Its current id, the legacy id of a fact with a start and the code indexer's edge id are its own:
+    written once, and remembered again unchanged."""
+    d = world.driver
+    shift = _fact(FACTS[2])
+    own = [
+        {**FACTS[0], "id": _fact(FACTS[0]).id},
+        {**FACTS[2], "id": legacy_fact_id(shift)},
+        {**FACTS[3], "id": code_edge_id("checkout", "located_in", "eu-west")},
+    ]
+    d.remember(ENTITIES, own)
+    assert world.status()["graph"]["facts"] == 3
+    d.remember(ENTITIES, own)
+    assert world.status()["graph"]["facts"] == 3
