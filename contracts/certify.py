@@ -407,7 +407,7 @@ class Run:
 
 PYTEST_INTERRUPTIBLE = (
     "import signal, sys, pytest; signal.signal(signal.SIGINT, signal.default_int_handler); "
-    "sys.exit(pytest.console_main())"
+    "sys.exit(pytest.main())"
 )
 """`python -m pytest`, with Ctrl-C given back its default first: a shell starts a background job
 (`certify ... &`, nohup, some CI runners) with SIGINT ignored and the run would inherit that, so the
