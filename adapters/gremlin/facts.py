@@ -54,8 +54,7 @@ def stored_versions(ctx: Ctx, scope: Scope, facts: Sequence[Fact], what: str) ->
     if all(d.edge_id(scope, i) is not None for i in ids):
         return stored_facts(ctx, scope, ids, what)
     b = Binder()  # one binder for every leg, as in _write_facts: binding names stay unique
-    usable_ids = set(ids)
-    places = dict.fromkeys((f.id, f.subject_id, f.predicate) for f in facts if f.id in usable_ids)
+    places = dict.fromkeys((f.id, f.subject_id, f.predicate) for f in facts)
     out: dict[str, Fact] = {}
     for run in piece_runs(ctx, [_fact_at(ctx, b, scope, *place) for place in places]):
         t = ctx.g.inject(0).union(*run).value_map(*keys.FACT_KEYS)
