@@ -35,6 +35,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+from urllib.request import urlopen
 
 from _report import header, median, percentile, write_section
 from recall_latency import STAGES, make_scope_data, queries, vocabulary
@@ -68,6 +69,27 @@ SERVERS: dict[str, dict[str, tuple[str, str]]] = {
 }
 # the graph store entry point each benchmarked backend opens
 ADAPTER = {name: name for name in SERVERS} | {"hugegraph-cluster": "hugegraph"}
+
+
+def _hugegraph_backend() -> str:
+    """The standalone server's storage backend as it reports it (memory for tests, rocksdb for use)."""
+    test_var, default = SERVERS["hugegraph"]["GRAPHCTX_HUGEGRAPH_URL"]
+    url = (os.environ.get(test_var) or default).rstrip("/")
+    try:
+        with urlopen(f"{url}/graphs/hugegraph", timeout=5) as answer:
+            return str(json.load(answer).get("backend", "unknown"))
+    except (OSError, ValueError):
+        return "unknown"
+
+
+# what each server backend is, for the section's header (read when it runs)
+DESCRIBED = {
+    "hugegraph": lambda: f"HugeGraph 1.5.0 standalone ({_hugegraph_backend()} backend)",
+    "hugegraph-cluster": lambda: (
+        "HugeGraph 1.5.0 cluster (1 PD, 3 stores with 3 Raft replicas per partition, 2 servers; hstore)"
+    ),
+    "gremlin": lambda: "Gremlin Server (TinkerGraph)",
+}
 
 
 def reachable(url: str) -> bool:
@@ -386,9 +408,9 @@ def main() -> None:
             "python bench/graph_backends.py " + " ".join(sys.argv[1:]),
             f"synthetic memory, {sizes} entities (3 facts each) in one scope per run, "
             f"{args.queries} queries (⅓ exact names, ⅓ summary words, ⅓ phrases; 50 from 50k entities on), "
-            f"embedder {args.embedder}; HugeGraph 1.5.0 memory backend, HugeGraph 1.5.0 cluster (1 PD, 3 "
-            "stores with 3 Raft replicas per partition, 2 servers; hstore) and Gremlin Server (TinkerGraph), "
-            "all on this machine",
+            f"embedder {args.embedder}; "
+            + "; ".join(DESCRIBED[b]() for b in ready if b in DESCRIBED)
+            + "; all on this machine",
         )
         + notes
         + "\n\nStage timings come from the envelope; lexical (tantivy) and vector (qdrant-edge) legs are "
