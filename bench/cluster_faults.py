@@ -33,7 +33,7 @@ def row(report: faults.Report) -> str:
     return (
         f"| {report.scenario} | {report.node} | {d['calls']} | {d['done']} | {errors} | "
         f"{len(d['untyped'])} | {d['max_s']:.1f} | {d['max_failed_s']:.1f} | {report.recovery_s:.0f} | "
-        f"{report.serving_s:.0f} | {a['done']}/{a['calls']} | "
+        f"{report.serving_s:.0f} | {report.setup_s:.0f} | {a['done']}/{a['calls']} | "
         f"{'all hold' if not failed else 'FAILED: ' + '; '.join(failed)} |"
     )
 
@@ -75,8 +75,9 @@ def main() -> None:
     table = "\n".join(
         [
             "| fault | node | calls during | done | typed errors | untyped | slowest call (s) | slowest "
-            "failed call (s) | back healthy (s) | then serving (s) | calls after | checks |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|",
+            "failed call (s) | back healthy (s) | then serving (s) | setup waited (s) | calls after | "
+            "checks |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
             *(row(r) for r in reports),
         ]
     )
@@ -90,10 +91,12 @@ def main() -> None:
         )
         + "\n\nEach row: what the callers saw while the node was down (a call is a `remember` of one batch "
         "or a `recall`), how long the node took to come back and the cluster to report every store Up "
-        "and every partition led, how long after that server 1 answered a graph read again "
-        "(its store client reconnects on its own schedule), and the calls after it. Checks: every "
-        "write reported done is on the "
-        "cluster (read through the other graph server), every error is a typed graphctx error, no call "
+        "and every partition led, how long after that server 1 served again (a probe reaching every "
+        "partition: a batch write, or recalls spread over the scope; its store client reconnects on "
+        "its own schedule), how long the scenario's setup write had to be retried before it landed "
+        "(typed failures right after the previous scenario's node came back), and the calls after it. "
+        "Checks: every write reported done is on the cluster (read through the other graph server), "
+        "every error is a typed graphctx error, no call "
         f"took longer than {bound:.0f} s (the adapter's connect + read timeouts with its retries), and "
         "after recovery the failed writes re-run, reconcile repairs and a second reconcile repairs "
         "nothing.\n\n" + table + "\n"
