@@ -260,9 +260,18 @@ def set_up(
     """Write a scenario's data (idempotent upserts) until it lands, within SERVING_BOUND_S: right after
     an earlier scenario's store came back, the server may still fail writes (typed) for a while. The
     seconds it took; a setup that never lands raises."""
-    waited = serving_again(svc, scope, lambda: svc.remember(scope, data, links or None))
+    last: list[str] = []
+
+    def write() -> None:
+        try:
+            svc.remember(scope, data, links or None)
+        except GraphctxError as exc:
+            last[:] = [f"{type(exc).__name__}: {str(exc)[:300]}"]
+            raise
+
+    waited = serving_again(svc, scope, write, SERVING_BOUND_S)
     if waited == float("inf"):
-        raise RuntimeError(f"the setup write did not land within {SERVING_BOUND_S:.0f} s")
+        raise RuntimeError(f"the setup write did not land within {SERVING_BOUND_S:.0f} s: {last}")
     return waited
 
 
