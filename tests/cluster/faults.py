@@ -264,7 +264,7 @@ def set_up(
 
     def write() -> None:
         try:
-            svc.remember(scope, data, links or None)
+            svc.remember(scope, data, links) if links else svc.remember(scope, data)
         except GraphctxError as exc:
             last[:] = [f"{type(exc).__name__}: {str(exc)[:300]}"]
             raise

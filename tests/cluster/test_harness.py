@@ -18,11 +18,12 @@ class FakeService:
         self.failures = failures
         self.writes = 0
 
-    def remember(self, scope: Scope, data: Any, links: Any = None) -> dict[str, int]:
+    def remember(self, scope: Scope, entities: Any = (), facts: Any = ()) -> dict[str, int]:
+        list(facts)  # ContextService.remember iterates its facts: None is not a value it takes
         self.writes += 1
         if self.failures:
             raise self.failures.pop(0)
-        return {"entities": len(data)}
+        return {"entities": len(entities)}
 
 
 def test_set_up_retries_typed_failures_until_the_write_lands(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -45,4 +46,10 @@ def test_an_untyped_error_is_not_retried(monkeypatch: pytest.MonkeyPatch) -> Non
     svc = FakeService([ValueError("a defect")])
     with pytest.raises(ValueError, match="a defect"):
         faults.set_up(svc, Scope("s"), [{"id": "a"}], [])  # type: ignore[arg-type]
+    assert svc.writes == 1
+
+
+def test_set_up_passes_its_facts_along(monkeypatch: pytest.MonkeyPatch) -> None:
+    svc = FakeService([])
+    faults.set_up(svc, Scope("s"), [{"id": "a"}], [{"subject_id": "a"}])  # type: ignore[arg-type]
     assert svc.writes == 1
