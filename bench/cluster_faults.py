@@ -30,10 +30,12 @@ def row(report: faults.Report) -> str:
     d, a = report.during, report.after
     errors = ", ".join(f"{k} ×{v}" for k, v in sorted(d["errors"].items())) or "none"
     failed = [name for name, ok in report.checks.items() if not ok]
+    after_errors = ", ".join(f"{k} ×{v}" for k, v in sorted(a["errors"].items()))
     return (
         f"| {report.scenario} | {report.node} | {d['calls']} | {d['done']} | {errors} | "
         f"{len(d['untyped'])} | {d['max_s']:.1f} | {d['max_failed_s']:.1f} | {report.recovery_s:.0f} | "
-        f"{report.serving_s:.0f} | {a['done']}/{a['calls']} | "
+        f"{report.serving_s:.0f} | {report.setup_s:.0f} | {a['done']}/{a['calls']}"
+        f"{f' ({after_errors})' if after_errors else ''} | "
         f"{'all hold' if not failed else 'FAILED: ' + '; '.join(failed)} |"
     )
 
@@ -43,6 +45,10 @@ def main() -> None:
     parser.add_argument("--batches", type=int, default=20, help="remember() calls in a bulk load")
     parser.add_argument("--batch", type=int, default=200, help="entities per remember() call")
     parser.add_argument("--recall-seconds", type=float, default=60.0)
+    parser.add_argument("--recall-size", type=int, default=1000, help="entities of a recall scenario")
+    parser.add_argument(
+        "--scenarios", default="1-6", help="which of the six scenarios to run, e.g. 3-6 (in order)"
+    )
     parser.add_argument("--no-write", action="store_true", help="print only; leave docs/results.md alone")
     args = parser.parse_args()
     if not faults.ours():
@@ -56,14 +62,17 @@ def main() -> None:
             lambda: faults.bulk_load_with_kill(
                 work / "leader", faults.busiest_leader(), batches=args.batches, batch=args.batch
             ),
-            lambda: faults.recalls_with_kill(work, "store-1", seconds=args.recall_seconds, size=1000),
             lambda: faults.recalls_with_kill(
-                work / "leader", faults.busiest_leader(), seconds=args.recall_seconds, size=1000
+                work, "store-1", seconds=args.recall_seconds, size=args.recall_size
             ),
-            lambda: faults.pd_restart(work, seconds=args.recall_seconds / 2, size=500),
-            lambda: faults.server_stop_with_clients(work, size=500),
+            lambda: faults.recalls_with_kill(
+                work / "leader", faults.busiest_leader(), seconds=args.recall_seconds, size=args.recall_size
+            ),
+            lambda: faults.pd_restart(work, seconds=args.recall_seconds / 2, size=min(500, args.recall_size)),
+            lambda: faults.server_stop_with_clients(work, size=min(500, args.recall_size)),
         ]
-        for scenario in runs:
+        first, _, last = args.scenarios.partition("-")
+        for scenario in runs[int(first) - 1 : int(last or first)]:
             report = scenario()
             reports.append(report)
             print(row(report), flush=True)
@@ -75,8 +84,9 @@ def main() -> None:
     table = "\n".join(
         [
             "| fault | node | calls during | done | typed errors | untyped | slowest call (s) | slowest "
-            "failed call (s) | back healthy (s) | then serving (s) | calls after | checks |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|",
+            "failed call (s) | back healthy (s) | then serving (s) | setup waited (s) | calls after | "
+            "checks |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
             *(row(r) for r in reports),
         ]
     )
@@ -86,14 +96,16 @@ def main() -> None:
             "python bench/cluster_faults.py " + " ".join(sys.argv[1:]),
             f"native HugeGraph 1.5.0 cluster (1 PD, 3 stores, 3 Raft replicas per partition, 2 servers); "
             f"bulk loads of {args.batches} × {args.batch} entities, recalls for {args.recall_seconds:g} s "
-            "over 1,000 entities; graphctx with embedded lexical and vector indexes",
+            f"over {args.recall_size:,} entities; graphctx with embedded lexical and vector indexes",
         )
         + "\n\nEach row: what the callers saw while the node was down (a call is a `remember` of one batch "
         "or a `recall`), how long the node took to come back and the cluster to report every store Up "
-        "and every partition led, how long after that server 1 answered a graph read again "
-        "(its store client reconnects on its own schedule), and the calls after it. Checks: every "
-        "write reported done is on the "
-        "cluster (read through the other graph server), every error is a typed graphctx error, no call "
+        "and every partition led, how long after that server 1 served again (a probe reaching every "
+        "partition: a batch write, or recalls spread over the scope; its store client reconnects on "
+        "its own schedule), how long the scenario's setup write had to be retried before it landed "
+        "(typed failures right after the previous scenario's node came back), and the calls after it. "
+        "Checks: every write reported done is on the cluster (read through the other graph server), "
+        "every error is a typed graphctx error, no call "
         f"took longer than {bound:.0f} s (the adapter's connect + read timeouts with its retries), and "
         "after recovery the failed writes re-run, reconcile repairs and a second reconcile repairs "
         "nothing.\n\n" + table + "\n"

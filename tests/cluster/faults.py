@@ -203,7 +203,9 @@ class Report:
     recovery_s: float
     checks: dict[str, bool]
     serving_s: float = 0.0
-    """From PD reporting the cluster healthy to the first graph read through server 1 that succeeded."""
+    """From PD reporting the cluster healthy to the first probe through server 1 that succeeded."""
+    setup_s: float = 0.0
+    """How long the scenario's setup write took to land (retried while the server failed it, typed)."""
 
     @property
     def ok(self) -> bool:
@@ -230,17 +232,47 @@ def _bring_back(node: str) -> float:
     return time.perf_counter() - started
 
 
-def serving_again(svc: ContextService, scope: Scope, bound_s: float = SERVING_BOUND_S) -> float:
-    """Seconds until a graph read through the service's server succeeds (inf past `bound_s`); every
-    failure meanwhile must be a typed graphctx error."""
+def serving_again(
+    svc: ContextService,
+    scope: Scope,
+    probe: Callable[[], Any] | None = None,
+    bound_s: float = SERVING_BOUND_S,
+) -> float:
+    """Seconds until `probe` (default: a graph read of the scope's statistics) through the service's
+    server succeeds (inf past `bound_s`); every failure meanwhile must be a typed graphctx error. A
+    probe that touches every partition (a recall over the scope, a batch write) is the honest one: a
+    read that lands only on partitions led by the stores that stayed up succeeds while the store that
+    came back is still unreachable from the server."""
+    check = probe or (lambda: svc.stores.graph.run(t.SCOPE_STATS, scope, t.NoParams()))
     started = time.perf_counter()
     while time.perf_counter() - started < bound_s:
         try:
-            svc.stores.graph.run(t.SCOPE_STATS, scope, t.NoParams())
+            check()
             return time.perf_counter() - started
         except GraphctxError:
             time.sleep(1.0)
     return float("inf")
+
+
+def set_up(
+    svc: ContextService, scope: Scope, data: list[dict[str, Any]], links: list[dict[str, Any]]
+) -> float:
+    """Write a scenario's data (idempotent upserts) until it lands, within SERVING_BOUND_S: right after
+    an earlier scenario's store came back, the server may still fail writes (typed) for a while. The
+    seconds it took; a setup that never lands raises."""
+    last: list[str] = []
+
+    def write() -> None:
+        try:
+            svc.remember(scope, data, links) if links else svc.remember(scope, data)
+        except GraphctxError as exc:
+            last[:] = [f"{type(exc).__name__}: {str(exc)[:300]}"]
+            raise
+
+    waited = serving_again(svc, scope, write, SERVING_BOUND_S)
+    if waited == float("inf"):
+        raise RuntimeError(f"the setup write did not land within {SERVING_BOUND_S:.0f} s: {last}")
+    return waited
 
 
 def bulk_load_with_kill(work: Path, node: str, *, batches: int = 12, batch: int = 100) -> Report:
@@ -260,7 +292,8 @@ def bulk_load_with_kill(work: Path, node: str, *, batches: int = 12, batch: int 
             (reported.extend(e["id"] for e in chunk) if answer is not None else failed.append(chunk))
         during = log.summary()
         recovery = _bring_back(node)
-        serving = serving_again(svc, scope)
+        first = data[:batch]  # an idempotent rewrite: a write probe reaching the partitions
+        serving = serving_again(svc, scope, lambda: svc.remember(scope, first))
         missing = set(reported) - on_cluster(scope, reported)
         after = Log()
         for chunk in failed:  # the caller's retry of what raised
@@ -294,13 +327,19 @@ def bulk_load_with_kill(work: Path, node: str, *, batches: int = 12, batch: int 
     )
 
 
+def _recall_all(svc: ContextService, scope: Scope, size: int) -> None:
+    """Ten recalls spread over the scope: between them they reach every partition."""
+    for i in range(0, size, max(1, size // 10)):
+        svc.recall(scope, f"r item {i}")
+
+
 def recalls_with_kill(work: Path, node: str, *, seconds: float = 30.0, size: int = 300) -> Report:
     """Recall in a loop for `seconds`; kill -9 `node` a third of the way in; bring it back."""
     scope = new_scope("recall")
     data = entities("r", size)
     log = Log()
     with service(work / "recall") as svc:
-        svc.remember(scope, data, facts("r", size))
+        setup_s = set_up(svc, scope, data, facts("r", size))
         stop = time.monotonic() + seconds
         killed = False
         k = 0
@@ -313,7 +352,7 @@ def recalls_with_kill(work: Path, node: str, *, seconds: float = 30.0, size: int
             k += 1
         during = log.summary()
         recovery = _bring_back(node)
-        serving = serving_again(svc, scope)
+        serving = serving_again(svc, scope, lambda: _recall_all(svc, scope, size))
         after = Log()
         for i in range(10):
             after.call("recall", lambda i=i: svc.recall(scope, f"r item {i}"))
@@ -331,6 +370,7 @@ def recalls_with_kill(work: Path, node: str, *, seconds: float = 30.0, size: int
             "after recovery every recall succeeds": not after_summary["errors"],
         },
         serving,
+        setup_s,
     )
 
 
@@ -340,7 +380,7 @@ def pd_restart(work: Path, *, seconds: float = 20.0, size: int = 200) -> Report:
     data = entities("p", size)
     log = Log()
     with service(work / "pd") as svc:
-        svc.remember(scope, data)
+        setup_s = set_up(svc, scope, data, [])
         ctl("kill", "pd")
         stop = time.monotonic() + seconds
         k = 0
@@ -352,7 +392,7 @@ def pd_restart(work: Path, *, seconds: float = 20.0, size: int = 200) -> Report:
             k += 1
         during = log.summary()
         recovery = _bring_back("pd")
-        serving = serving_again(svc, scope)
+        serving = serving_again(svc, scope, lambda: svc.remember(scope, data))
         after = Log()
         after.call("remember", lambda: svc.remember(scope, data))
         for i in range(5):
@@ -373,6 +413,7 @@ def pd_restart(work: Path, *, seconds: float = 20.0, size: int = 200) -> Report:
             "nothing lost": held == {e["id"] for e in data},
         },
         serving,
+        setup_s,
     )
 
 
@@ -383,7 +424,7 @@ def server_stop_with_clients(work: Path, *, size: int = 200) -> Report:
     data = entities("s", size)
     log = Log()
     with service(work / "server") as svc:
-        svc.remember(scope, data)
+        setup_s = set_up(svc, scope, data, [])
         log.call("recall", lambda: svc.recall(scope, "s item 1"))
         ctl("stop", "server-1")
         for i in range(5):
@@ -413,4 +454,5 @@ def server_stop_with_clients(work: Path, *, size: int = 200) -> Report:
             "the same client works once the server is back": not after_summary["errors"],
             "nothing lost": held == {e["id"] for e in data},
         },
+        setup_s=setup_s,
     )
