@@ -45,6 +45,7 @@ from graphctx.settings import Settings
 START_TIMEOUT_S = 90.0
 STOP_TIMEOUT_S = 20.0
 EXPLAIN_SHARE = 0.3
+LOAD_CHUNK = 5_000
 BENCH = Path(__file__).resolve().parent
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -105,11 +106,12 @@ def synthetic_store(data_dir: Path, embedder: str, size: int) -> Store:
     rng = random.Random(size)
     entities, facts = make_scope_data(random.Random(size * 100), vocabulary(rng), size)
     settings = Settings(data_dir=data_dir, embedder=embedder)
+    # chunks of 5,000 records: one remember of 10,000 ran past its deadline on a loaded machine
     with ContextService.open(settings) as service:
-        for i in range(0, len(entities), 50_000):
-            service.remember(scope, entities[i : i + 50_000])
-        for i in range(0, len(facts), 50_000):
-            service.remember(scope, facts=facts[i : i + 50_000])
+        for i in range(0, len(entities), LOAD_CHUNK):
+            service.remember(scope, entities[i : i + LOAD_CHUNK])
+        for i in range(0, len(facts), LOAD_CHUNK):
+            service.remember(scope, facts=facts[i : i + LOAD_CHUNK])
     names = [e["name"] for e in entities[:2000]]
     asked = queries(random.Random(1), entities, 300)
     return Store(f"{size:,}-entity store", data_dir, scope, _keys(settings, scope), names, asked, size)
