@@ -8,7 +8,9 @@ on / off (GRAPHCTX_GROUP_COMMIT); `main` is another source tree (`--baseline DIR
 `git archive main | tar -x -C DIR`) with its defaults; `floor` is bench/_fastapi_floor.py (a bare
 FastAPI endpoint answering every route at once, no stores) under the same load client: what the
 client, loopback and uvicorn cost on their own on this machine. A mode may add settings for its server:
-`on+GRAPHCTX_READ_CONCURRENCY=4+GRAPHCTX_INDEX_FLUSH_MS=0`. The server's CPU per request (utime +
+`on+GRAPHCTX_READ_CONCURRENCY=4+GRAPHCTX_INDEX_FLUSH_MS=0`. `graphctx serve` limits glibc's malloc arenas
+to 2 unless MALLOC_ARENA_MAX is set (graphctx/arenas.py): `on+MALLOC_ARENA_MAX=16` is glibc's own
+default on 2 cores (8 a core). The server's CPU per request (utime +
 stime over the run / requests answered) and the load average are reported beside the latencies: the
 clients are a closed loop with no think time, so on a saturated machine latency is mostly queueing
 (about clients / throughput), not the work of one request.
