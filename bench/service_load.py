@@ -202,8 +202,15 @@ def _tree_cpu_s(pid: int) -> float:
 
 
 def start(
-    kind: str, workers: int, store: Store, embedder: str, port: int, pythonpath: Path | None = None
+    kind: str,
+    workers: int,
+    store: Store,
+    embedder: str,
+    port: int,
+    pythonpath: Path | None = None,
+    log: Path | None = None,
 ) -> subprocess.Popen[bytes]:
+    """Start a server; its stdout and stderr go to `log` when given (else nowhere)."""
     if kind == "graphctx":
         env = {**install_env(pythonpath), "GRAPHCTX_DATA_DIR": str(store.data_dir)}
         env["GRAPHCTX_EMBEDDER"] = embedder
@@ -213,7 +220,11 @@ def start(
         env = dict(os.environ)
         cmd = [sys.executable, "-m", "uvicorn", "_fastapi_floor:app", "--app-dir", str(BENCH)]
         cmd += ["--port", str(port), "--workers", str(workers), "--log-level", "warning", "--no-access-log"]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if log is None:
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    else:
+        with log.open("ab") as out:  # the child keeps its own copy of the descriptor
+            proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + START_TIMEOUT_S
     while True:

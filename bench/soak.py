@@ -8,7 +8,9 @@ on / off (GRAPHCTX_GROUP_COMMIT); `main` is another source tree (`--baseline DIR
 `git archive main | tar -x -C DIR`) with its defaults; `floor` is bench/_fastapi_floor.py (a bare
 FastAPI endpoint answering every route at once, no stores) under the same load client: what the
 client, loopback and uvicorn cost on their own on this machine. A mode may add settings for its server:
-`on+GRAPHCTX_READ_CONCURRENCY=4+GRAPHCTX_INDEX_FLUSH_MS=0`. The server's CPU per request (utime +
+`on+GRAPHCTX_READ_CONCURRENCY=4+GRAPHCTX_INDEX_FLUSH_MS=0`. `graphctx serve` limits glibc's malloc arenas
+to 2 unless MALLOC_ARENA_MAX is set (graphctx/arenas.py): `on+MALLOC_ARENA_MAX=16` is glibc's own
+default on 2 cores (8 a core). The server's CPU per request (utime +
 stime over the run / requests answered) and the load average are reported beside the latencies: the
 clients are a closed loop with no think time, so on a saturated machine latency is mostly queueing
 (about clients / throughput), not the work of one request.
@@ -29,6 +31,7 @@ import argparse
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import tempfile
@@ -55,6 +58,8 @@ TRACEMALLOC_SITE = Path(__file__).resolve().parent / "_tracemalloc_site"
 SNAPSHOT_TIMEOUT_S = 120.0
 EXPLAIN_SHARE = 0.3
 SCOPE = Scope("demo", "default")
+_LOGGED = re.compile(r"request (?P<rid>[0-9A-Za-z_-]+)(?: failed)?:?(?P<cause>.*)$")
+"""The served surface's log line of a failed request (core/transports/http.py)."""
 SHED = "over_capacity"
 """The served surface's admission control refusing a request past its concurrency limit (a typed 503
 with Retry-After): counted apart from errors."""
@@ -68,6 +73,10 @@ class Run:
     calls: list[tuple[float, str, float]] = field(default_factory=list)
     """(seconds since start, read|write, ms) of each successful call."""
     errors: dict[str, int] = field(default_factory=dict)
+    failures: list[tuple[str, str]] = field(default_factory=list)
+    """(what, request id) of each error response that carried a request id."""
+    causes: dict[str, int] = field(default_factory=dict)
+    """Each error response's code with the server log's cause under its request id, counted."""
     acked: list[str] = field(default_factory=list)
     samples: list[tuple[float, int, int]] = field(default_factory=list)
     """(seconds since start, RSS bytes, open fds) of the server."""
@@ -86,9 +95,12 @@ class Run:
             if written:
                 self.acked.append(written)
 
-    def error(self, what: str) -> None:
+    def error(self, what: str, response: httpx.Response | None = None) -> None:
         with self.lock:
             self.errors[what] = self.errors.get(what, 0) + 1
+            rid = response.headers.get("x-request-id") if response is not None else None
+            if rid and SHED not in what:
+                self.failures.append((what, rid))
 
 
 def _code(response: httpx.Response) -> str:
@@ -125,7 +137,7 @@ def writer(http: httpx.Client, run: Run, index: int, ids: list[str], stop_at: fl
         if response.status_code == 200:
             run.ok("write", ms, eid)
         else:
-            run.error(f"remember HTTP {response.status_code} {_code(response)}")
+            run.error(f"remember HTTP {response.status_code} {_code(response)}", response)
 
 
 def reader(http: httpx.Client, run: Run, index: int, names: list[str], stop_at: float) -> None:
@@ -147,7 +159,7 @@ def reader(http: httpx.Client, run: Run, index: int, names: list[str], stop_at: 
         if response.status_code in {200, 409}:
             run.ok("read", ms)
         else:
-            run.error(f"{op} HTTP {response.status_code} {_code(response)}")
+            run.error(f"{op} HTTP {response.status_code} {_code(response)}", response)
 
 
 def sampler(pid: int, run: Run, stop: threading.Event, every: float) -> None:
@@ -213,6 +225,19 @@ def tracemalloc_split(run: Run, top: int = 10) -> list[str]:
     return lines
 
 
+def explain_errors(run: Run, log: Path, data: Path) -> None:
+    """What the server's log says under the request id of each error response (the causes, counted)."""
+    text = log.read_text("utf-8", errors="replace") if log.exists() else ""
+    said: dict[str, str] = {}
+    for line in text.splitlines():
+        m = _LOGGED.search(line)
+        if m:
+            said.setdefault(m["rid"], m["cause"].replace(str(data), "DATA").strip())
+    for what, rid in run.failures:
+        cause = f"{what} <- {said.get(rid, 'nothing in the server log under its request id')[:300]}"
+        run.causes[cause] = run.causes.get(cause, 0) + 1
+
+
 def check_writes(data_dir: Path, embedder: str, acked: list[str]) -> dict[str, int]:
     """Acknowledged writes missing from each store, read after the server stopped."""
     settings = Settings(data_dir=data_dir, embedder=embedder)
@@ -256,8 +281,11 @@ def soak(
     os.environ.update(extra)
     port = free_port()
     kind = "floor" if base == "floor" else "graphctx"
+    log = work / mode / "server.log"
     try:
-        proc = start(kind, args.workers, store, args.embedder, port, baseline if base == "main" else None)
+        proc = start(
+            kind, args.workers, store, args.embedder, port, baseline if base == "main" else None, log=log
+        )
     finally:
         for name in extra:
             os.environ.pop(name, None)
@@ -303,7 +331,11 @@ def soak(
         stop_event.set()
         exit_status = stop(proc)
     if base == "floor":
+        explain_errors(run, log, data)
         return run, {"graph": 0, "lexical": 0, "vector": 0}, stuck, exit_status
+    explain_errors(run, log, data)
+    if args.keep_logs:
+        shutil.copy(log, args.keep_logs / f"soak-{mode}.log")
     missing = check_writes(data, args.embedder, run.acked)
     run.split = tracemalloc_split(run)
     return run, missing, stuck, exit_status
@@ -361,6 +393,9 @@ def main() -> None:
         metavar="FRAMES",
         help="Trace the server's allocations with this many frames (0, the default: off); on/off modes.",
     )
+    parser.add_argument(
+        "--keep-logs", type=Path, metavar="DIR", help="Copy each mode's server log here (soak-MODE.log)."
+    )
     parser.add_argument("--write", action="store_true", help="Write the results to docs/results.md.")
     parser.add_argument("--section", default="soak", help="The docs/results.md section --write replaces.")
     args = parser.parse_args()
@@ -372,6 +407,8 @@ def main() -> None:
     if any(m.split("+")[0] == "main" for m in modes) and args.baseline is None:
         raise SystemExit("the main mode needs --baseline DIR")
 
+    if args.keep_logs:
+        args.keep_logs.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="graphctx-soak-"))
     baseline = layout(args.baseline) if args.baseline else None
     results = []
@@ -408,6 +445,11 @@ def main() -> None:
             f"errors: {error_text}; "
             f"clients stuck: {stuck}; server exit status after SIGTERM: {exit_status}"
         )
+        if run.causes:
+            memory_lines.append(
+                f"  - {run.mode}, the cause of each error response (its code <- the server log under its "
+                "request id): " + "; ".join(f"{c} ({n})" for c, n in sorted(run.causes.items()))
+            )
         memory_lines += run.split
     writers = max(1, round(args.clients * args.write_share))
     command = (

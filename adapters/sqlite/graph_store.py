@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import queue
 import sqlite3
 import threading
 from collections.abc import Callable, Mapping
@@ -11,7 +10,6 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from graphctx import deadlines
 from graphctx.clock import Clock, utc_now
 from graphctx.errors import BackendError, BackendUnavailable, ReadOnly
 from graphctx.kernel import templates as t
@@ -21,6 +19,7 @@ from graphctx.scope import Scope
 
 from . import entities, facts, schema, scopes, traversal
 from .db import MEMORY, Key, connect, key, locked, stamp, transaction
+from .pool import ReadPool
 
 # (connection, scope key, params, now as stored text) -> result
 _Impl = Callable[[sqlite3.Connection, Key, Any, str], BaseModel]
@@ -62,8 +61,9 @@ class SqliteGraphStore(TemplateDispatch):
     Writes go through one connection, one at a time. Reads of a file run in parallel, each on a
     connection of a pool (at most `read_connections`, opened on demand): WAL readers never wait for
     the writer nor for each other, and a read started after a write committed sees it. Waiting for a
-    pooled connection, like waiting for a lock held by another process, is bounded by `timeout_s`
-    (SQLite's busy timeout). ":memory:" is one connection for everything.
+    pooled connection held by another thread is queueing, in turn and bounded by the operation's
+    deadline (ReadPool); waiting for a lock held by another process is bounded by `timeout_s` (SQLite's
+    busy timeout) too. ":memory:" is one connection for everything.
 
     `clock` returns the current time; tests pass a fixed one for reproducible timestamps.
     """
@@ -86,9 +86,8 @@ class SqliteGraphStore(TemplateDispatch):
         self.read_only = read_only
         self._local = threading.local()
         self._closed = False
-        self._readers: queue.LifoQueue[sqlite3.Connection] = queue.LifoQueue()
-        self._all_readers: list[sqlite3.Connection] = []
         self._max_readers = 0 if self.path == MEMORY else max(1, read_connections)
+        self._readers = ReadPool(self._max_readers, f"sqlite graph store {self.path!r}")
         self._handlers = {name: self._bind(impl) for name, impl in _IMPLS.items()}
         try:
             self._conn: sqlite3.Connection | None = connect(
@@ -117,9 +116,7 @@ class SqliteGraphStore(TemplateDispatch):
             self._closed = True
             # readers first: the last connection to close checkpoints the WAL into the file, and a
             # read-only one cannot (an `immutable` open of a read-only volume reads the file alone)
-            for conn in self._all_readers:
-                conn.close()
-            self._all_readers.clear()
+            self._readers.close_all()
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
@@ -137,7 +134,7 @@ class SqliteGraphStore(TemplateDispatch):
         try:
             return self._run_on(conn, template, scope, params, False)
         finally:
-            self._readers.put(conn)
+            self._readers.give_back(conn)
 
     def _run_on(self, conn: sqlite3.Connection, template: Any, scope: Scope, params: Any, write: bool) -> Any:
         self._local.conn = conn
@@ -156,36 +153,19 @@ class SqliteGraphStore(TemplateDispatch):
             self._local.conn = None
 
     def _borrow(self) -> sqlite3.Connection:
-        """A pooled read connection: an idle one, a new one while under the cap, else the next one
-        returned (waiting at most the busy timeout)."""
-        try:
-            return self._readers.get_nowait()
-        except queue.Empty:
-            pass
-        with self._lock:
-            if self._closed:
-                raise BackendUnavailable(f"sqlite graph store {self.path!r} is closed")
-            if len(self._all_readers) < self._max_readers:
-                try:
-                    conn = connect(
-                        self.path, durable_commits=False, timeout_s=self._timeout_s, read_only=True
-                    )
-                except sqlite3.Error as exc:
-                    raise BackendUnavailable(f"sqlite graph store cannot open {self.path!r}: {exc}") from exc
-                self._all_readers.append(conn)
-                return conn
-        try:  # within the operation's deadline, and never past the busy timeout
-            return self._readers.get(timeout=deadlines.budget(self._timeout_s, "a sqlite read connection"))
-        except queue.Empty:
-            raise BackendUnavailable(
-                f"sqlite graph store {self.path!r}: all {self._max_readers} read connections stayed busy "
-                f"for {self._timeout_s:g} s"
-            ) from None
+        """A pooled read connection, waited for in turn within the operation's deadline (ReadPool)."""
+
+        def open_one() -> sqlite3.Connection:
+            try:
+                return connect(self.path, durable_commits=False, timeout_s=self._timeout_s, read_only=True)
+            except sqlite3.Error as exc:
+                raise BackendUnavailable(f"sqlite graph store cannot open {self.path!r}: {exc}") from exc
+
+        return self._readers.borrow(open_one)
 
     def caches(self) -> CacheSizes:
         """Pooled read connections (each with SQLite's page cache, 2 MiB by default) and the writer's."""
-        with self._lock:
-            readers = len(self._all_readers)
+        readers = len(self._readers)
         connections = readers + (self._conn is not None)
         return {
             "sqlite_read_connections": {"entries": readers, "max_entries": self._max_readers},

@@ -668,6 +668,9 @@ def serve(
 ) -> None:
     """Serve the HTTP API (POST /v1/<operation>, API keys, OpenAPI at /docs) and MCP at /mcp on the
     configured stores, under the limits of GRAPHCTX_HTTP_* and GRAPHCTX_MCP_* (docs/operations.md)."""
+    from graphctx.arenas import limit_for_serving
+
+    limit_for_serving(os.environ)  # first: before the serving threads and the reader processes start
     from graphctx import registry
     from graphctx.service import ContextService
     from graphctx.transports import server

@@ -767,3 +767,42 @@ def test_another_writer_holding_the_database_costs_a_write_its_deadline_not_the_
     assert store.run(t.ENTITY_UPSERT, A, upsert).created == 1
     other.close()
     store.close()
+
+
+def test_readers_outnumbering_the_read_connections_wait_their_turn_not_fail(tmp_path: Path) -> None:
+    """More reading threads than pooled read connections, beside a writer: a reader waits for a
+    connection another thread of this process holds (queueing, bounded by the operation's deadline
+    only), it is never told the store is unavailable. The busy timeout (a lock held by another
+    process) is tiny here so a wait bounded by it would give up at once."""
+    path = tmp_path / "graph.db"
+    store = SqliteGraphStore(path, timeout_s=0.001, read_connections=2)
+    store.ensure_schema()
+    upsert(store, A, ent("seed"))
+    failures: list[BaseException] = []
+
+    def read(n: int) -> None:
+        try:
+            for i in range(60):
+                assert [e.id for e in get(store, A, "seed")] == ["seed"]
+                find(store, A, f"R{n}-{i}")
+        except BaseException as exc:  # reported below
+            failures.append(exc)
+
+    def write() -> None:
+        try:
+            for i in range(60):
+                upsert(store, A, ent(f"w{i}"))
+        except BaseException as exc:  # reported below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=read, args=(n,)) for n in range(12)]
+    threads.append(threading.Thread(target=write))
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    try:
+        assert failures == []
+        assert store.run(t.SCOPE_STATS, A, t.NoParams()).entities == 61
+    finally:
+        store.close()
