@@ -49,7 +49,10 @@ log = logging.getLogger("graphctx.workers")
 FORWARDED = ("remember", "forget", "reconcile")
 """The operations a reader forwards: every write of the served API."""
 WRITE_TIMEOUT_S = 300.0
-"""How long a reader waits for the writer's answer to one write (a 5,000-record remember included)."""
+"""How long a reader waits for the writer's answer to a forwarded reconcile (it has no deadline)."""
+WRITER_GRACE_S = 5.0
+"""A forwarded remember or forget is bounded by the write deadline in the writer; the reader waits that
+long plus this (the writer's answer, a typed error included, travels after its deadline ends)."""
 POOL = 16
 RESTART_BACKOFF_S = 1.0
 STOP_TIMEOUT_S = 15.0
@@ -136,12 +139,13 @@ class WriterLink:
         self.timeout_s = timeout_s
         self._pool: queue.LifoQueue[Connection] = queue.LifoQueue(maxsize=POOL)
 
-    def call(self, method: str, scope: Scope, **args: Any) -> dict[str, Any]:
+    def call(self, method: str, scope: Scope, *, wait_s: float | None = None, **args: Any) -> dict[str, Any]:
+        """The writer's answer to one forwarded write, waited for `wait_s` (else the link's timeout)."""
         request = _encode({"method": method, "scope": scope.as_dict(), "args": args})
         conn = self._borrow()
         try:
             conn.send_bytes(request)
-            if not conn.poll(self.timeout_s):
+            if not conn.poll(self.timeout_s if wait_s is None else wait_s):
                 raise TimeoutError
             raw = conn.recv_bytes()
         except (OSError, EOFError, TimeoutError) as exc:
@@ -194,12 +198,19 @@ class ForwardingService(ContextService):
         facts: Iterable[Fact | Mapping[str, Any]] = (),
         progress: Progress | None = None,
     ) -> dict[str, Any]:
-        return self.link.call("remember", scope, entities=_plain(entities), facts=_plain(facts))
+        return self.link.call(
+            "remember", scope, wait_s=self._write_wait_s(), entities=_plain(entities), facts=_plain(facts)
+        )
 
     def forget(
         self, scope: Scope, entity_ids: Sequence[str] = (), fact_ids: Sequence[str] = ()
     ) -> dict[str, Any]:
-        return self.link.call("forget", scope, entity_ids=list(entity_ids), fact_ids=list(fact_ids))
+        return self.link.call(
+            "forget", scope, wait_s=self._write_wait_s(), entity_ids=list(entity_ids), fact_ids=list(fact_ids)
+        )
+
+    def _write_wait_s(self) -> float:
+        return min(WRITE_TIMEOUT_S, self.settings.write_deadline_s + WRITER_GRACE_S)
 
     def reconcile(self, scope: Scope, progress: Progress | None = None) -> dict[str, Any]:
         return self.link.call("reconcile", scope)

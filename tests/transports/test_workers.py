@@ -108,6 +108,39 @@ def test_the_writer_refuses_a_peer_without_the_key(
         stranger.call("remember", SCOPE, entities=[{"id": "z", "name": "z"}], facts=[])
 
 
+def test_a_writer_that_never_answers_costs_a_forwarded_write_its_deadline_not_minutes(tmp_path: Path) -> None:
+    """The writer process is wedged (it takes the request and never answers): the reader's remember
+    gives up once the write deadline (plus the writer's grace) has passed, with a typed error that says
+    the write may or may not have been applied; it used to wait 300 s whatever the deadline."""
+    from multiprocessing.connection import Listener
+
+    authkey = b"k" * 32
+    address = str(tmp_path / "wedged.sock")
+    held: list[object] = []
+    with Listener(address, family="AF_UNIX", authkey=authkey) as listener:
+        threading.Thread(target=lambda: held.append(listener.accept()), daemon=True).start()
+        settings = Settings(data_dir=tmp_path / "data", embedder="hashing", write_deadline_s=0.2)
+        ContextService.open(settings).close()  # the stores exist, so a read-only open finds them
+        reader = ForwardingService(
+            ContextService.open(settings, mode="read").stores, settings, WriterLink(address, authkey)
+        )
+        outcome: list[BaseException] = []
+
+        def write() -> None:
+            try:
+                reader.remember(SCOPE, [{"id": "w", "name": "w"}])
+            except BaseException as exc:  # reported below
+                outcome.append(exc)
+
+        caller = threading.Thread(target=write, daemon=True)
+        caller.start()
+        caller.join(timeout=120)  # far below the 300 s it waited before, far above 0.2 + 5 s
+        assert not caller.is_alive(), "the forwarded write outlived its deadline"
+        assert len(outcome) == 1 and outcome[0].code == "backend_unavailable"  # type: ignore[attr-defined]
+        assert "may or may not have been applied" in str(outcome[0])
+        reader.close()
+
+
 @pytest.fixture
 def serving(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, dict[str, str], int]]:
     monkeypatch.setenv("GRAPHCTX_DATA_DIR", str(tmp_path / "data"))
