@@ -73,7 +73,8 @@ def transaction(conn: sqlite3.Connection, *, write: bool, timeout_s: float | Non
     connection is the caller's alone while it holds its lock, so setting it per transaction is safe;
     the PRAGMA's only variable is an integer computed here)."""
     if timeout_s is not None:
-        wait_ms = max(1, int(deadlines.budget(timeout_s, "the sqlite database lock") * 1000))
+        what = "the sqlite database lock" if write else "a sqlite read"
+        wait_ms = max(1, int(deadlines.budget(timeout_s, what) * 1000))
         conn.execute(f"PRAGMA busy_timeout = {wait_ms:d}")
     # IMMEDIATE takes the write lock up front, so a writer never fails half-way on a lock upgrade
     conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
