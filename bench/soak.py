@@ -330,10 +330,9 @@ def soak(
     finally:
         stop_event.set()
         exit_status = stop(proc)
-    if base == "floor":
-        explain_errors(run, log, data)
-        return run, {"graph": 0, "lexical": 0, "vector": 0}, stuck, exit_status
     explain_errors(run, log, data)
+    if base == "floor":
+        return run, {"graph": 0, "lexical": 0, "vector": 0}, stuck, exit_status
     if args.keep_logs:
         shutil.copy(log, args.keep_logs / f"soak-{mode}.log")
     missing = check_writes(data, args.embedder, run.acked)
