@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from graphctx.durability import DeferredFlush
 from graphctx.errors import GraphctxError, InputError, InvalidVector, NotFound, ScopeError, WriteIncomplete
 from graphctx.indexing import embedding_text, lexical_doc
-from graphctx.kernel.ports import RebuildingIndex, VectorRecord
+from graphctx.kernel.ports import PendingWrite, RebuildingIndex, VectorRecord
 from graphctx.kernel.reads import batches, stored_hashes
 from graphctx.kernel.stores import Stores
 from graphctx.kernel.templates import (
@@ -297,13 +297,13 @@ class IndexSync:
             e for e in self.stores.journal.pending_writes(BATCH + len(held)) if e.seq not in held
         ]:
             for entry in pending:
-                plan = WritePlan.model_validate_json(entry.plan)
+                plan = self._readable(entry, report)
+                if plan is None:
+                    continue
                 try:
                     apply_plan(self.stores, entry.scope, plan)
                 except _DETERMINISTIC as exc:  # the store changed under it (another writer): give up
-                    log.warning("journaled write %s abandoned: %s", entry.seq, exc.message)
-                    report.writes_abandoned.append(f"write {entry.seq}: {exc.message}")
-                    self.stores.journal.complete_write(entry.seq)
+                    self._abandon(entry, report, exc.message)
                     continue
                 except GraphctxError as exc:
                     raise WriteIncomplete(
@@ -318,6 +318,33 @@ class IndexSync:
                 report.writes_completed += 1
         self.replay_journal(report)
         return report
+
+    def _readable(self, entry: PendingWrite, report: ReconcileReport) -> WritePlan | None:
+        """The journaled plan, or None when this version cannot read it (written by another version,
+        or damaged): then it is abandoned, not left to refuse every later write and open, and the
+        plan goes to the log."""
+        try:
+            return WritePlan.model_validate_json(entry.plan)
+        except ValidationError as exc:
+            first = exc.errors(include_url=False, include_input=False)[0]
+            where = ".".join(str(part) for part in first["loc"]) or "the plan"
+            why = f"{exc.error_count()} error(s), first at {where}: {first['msg']}"
+        except InputError as exc:  # a rule the plan's own validators raise typed (fact ids)
+            why = exc.message
+        log.warning("journaled write %s: plan not readable by this version; plan: %s", entry.seq, entry.plan)
+        self._abandon(entry, report, f"its journaled plan is not readable by this version ({why})")
+        return None
+
+    def _abandon(self, entry: PendingWrite, report: ReconcileReport, why: str) -> None:
+        """Give up a journaled write that can never complete. The graph may hold it whole (it was
+        acknowledged before its index flush) or in part (an interrupted try), so the scope's indexes
+        are reconciled with the graph first: what the graph holds stays searchable."""
+        log.warning("journaled write %s abandoned: %s", entry.seq, why)
+        self.reconcile_scope(entry.scope, report, None)
+        self.stores.journal.complete_write(entry.seq)
+        report.writes_abandoned.append(
+            f"write {entry.seq}: {why}; what of it reached the graph is kept and indexed"
+        )
 
     def upsert_entities(self, scope: Scope, entities: Sequence[Entity]) -> tuple[Any, SyncReport]:
         ids = [e.id for e in entities]

@@ -7,6 +7,7 @@ complete it before anything else: then graph, lexical and vector agree."""
 
 from __future__ import annotations
 
+import json
 import os
 import uuid
 from collections.abc import Iterator
@@ -130,3 +131,42 @@ def test_a_refused_batch_leaves_nothing_journaled(service: Any) -> None:
         svc.remember(scope, ENTITIES, [*FACTS, {"subject_id": "e1", "predicate": "likes", "object_id": "e2"}])
     assert svc.stores.journal.count_pending() == 0
     assert consistent(svc, scope) == {}
+
+
+# a fact of a version before an id of the derived form had to be the fact's own
+REFUSED_NOW = {"id": "f_" + "0" * 32, "subject_id": "e1", "predicate": "depends_on", "object_id": "e2"}
+
+
+@pytest.mark.parametrize(
+    "plan",
+    [
+        pytest.param({"delete_ids": ["e1"], "added_later": True}, id="a-field-of-another-version"),
+        pytest.param({"facts": [REFUSED_NOW]}, id="a-fact-id-this-version-refuses"),
+        pytest.param("{not json", id="damaged"),
+    ],
+)
+def test_a_journaled_plan_this_version_cannot_read_is_abandoned_not_wedging_the_store(
+    service: Any, plan: Any
+) -> None:
+    svc, scope = service
+    svc.remember(scope, ENTITIES[:3])
+    # as a crash leaves it: the plan was acknowledged into the graph, its index update never made
+    svc.stores.lexical.delete(scope, ["e1"])
+    svc.stores.journal.record_write(scope, plan if isinstance(plan, str) else json.dumps(plan))
+
+    report = svc.remember(scope, [{"id": "later", "name": "later"}])  # was an untyped crash, every time
+
+    assert report["entities"]["created"] == 1
+    recovered = svc.recover()
+    assert recovered["writes_abandoned"] == [] and svc.stores.journal.count_pending() == 0
+    svc.flush()
+    assert set(consistent(svc, scope)) == {"e0", "e1", "e2", "later"}  # e1 indexed again from the graph
+
+
+def test_an_abandoned_plan_is_reported_by_reconcile(service: Any) -> None:
+    svc, scope = service
+    svc.stores.journal.record_write(scope, json.dumps({"entities": [], "added_later": 1}))
+    report = svc.recover()
+    [abandoned] = report["writes_abandoned"]
+    assert "not readable by this version" in abandoned and "added_later" in abandoned
+    assert svc.stores.journal.count_pending() == 0
