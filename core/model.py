@@ -48,6 +48,7 @@ class EdgeKind(StrEnum):
     IMPLEMENTS = "implements"  # a Go type whose method set satisfies an interface
     TESTED_BY = "tested_by"
     MENTIONS = "mentions"
+    EXPORTS = "exports"  # a package binds another module's definition under its name (`from .api import get`)
 
 
 MEMORY_PREDICATES: frozenset[str] = frozenset(

@@ -1,6 +1,7 @@
 """Ambiguity-safe name resolution: exact id, then qualified name, then `path::name`, then a plain
-name or alias, then a dotted tail of a qualified name (`Session.request`, `http.Client.Do`), each only
-when it is unambiguous; otherwise the ranked candidates with the identity to use."""
+name or alias, then a name a package exports (`pkg.get` for `pkg.api.get`), then a dotted tail of a
+qualified name (`Session.request`, `http.Client.Do`), each only when it is unambiguous; otherwise
+the ranked candidates with the identity to use."""
 
 from __future__ import annotations
 
@@ -9,12 +10,18 @@ from typing import Any
 from graphctx import bounds
 from graphctx.errors import AmbiguousName, NotFound
 from graphctx.kernel.ports import GraphStore
-from graphctx.kernel.templates import ENTITY_FIND_EXACT, EntityFindExactParams, ExactField
-from graphctx.model import Entity
+from graphctx.kernel.reads import facts_of
+from graphctx.kernel.templates import (
+    ENTITY_FIND_EXACT,
+    EntityFindExactParams,
+    ExactField,
+)
+from graphctx.model import EdgeKind, Entity
 from graphctx.retrieval.isolation import Isolation
 from graphctx.scope import Scope
 
 MAX_CANDIDATES = 20
+MAX_EXPORT_HOPS = 3
 _TAIL_SCAN = 100
 """Entities read by their last name segment to match a dotted tail (the template's cap): when that
 many share the name, a tail cannot be shown unique and is not resolved."""
@@ -75,6 +82,11 @@ def resolve(graph: GraphStore, scope: Scope, name: str) -> Entity:
         if len(found) > 1:
             raise AmbiguousName(name, candidates_of(found))
     if "." in name and "::" not in name:
+        found = _through_exports(graph, scope, name)
+        if len(found) == 1:
+            return found[0]
+        if len(found) > 1:
+            raise AmbiguousName(name, candidates_of(found))
         found, complete = _by_tail(graph, scope, name)
         if len(found) > 1:
             raise AmbiguousName(name, candidates_of(found))
@@ -87,6 +99,43 @@ def resolve(graph: GraphStore, scope: Scope, name: str) -> Entity:
                 name=name[:80],
             )
     raise NotFound(f"no entity named {name[:80]!r} in this scope", name=name[:80])
+
+
+def _through_exports(graph: GraphStore, scope: Scope, name: str, hops: int = 0) -> list[Entity]:
+    """`pkg.get` where the package `pkg` exports `get` from `pkg.api` (an `exports` edge the code
+    indexer records): the definition; `pkg.Client.fetch` the member of the exported class. The
+    longest package prefix is tried first; a name re-exported through several packages takes at
+    most MAX_EXPORT_HOPS of them. Read from the definitions of that name (a few edges each), not
+    from the package (which may export hundreds)."""
+    parts = name.split(".")
+    isolation = Isolation(scope)
+    for cut in range(len(parts) - 1, 0, -1):
+        head, member, rest = ".".join(parts[:cut]), parts[cut], parts[cut + 1 :]
+        packages = {e.id for e in _find(graph, scope, head, ("qualified_name",)) if e.type == "module"}
+        if not packages:
+            continue
+        params = EntityFindExactParams(values=(member,), fields=("name",), limit=_TAIL_SCAN)
+        named = {
+            m.entity.id: m.entity
+            for m in graph.run(ENTITY_FIND_EXACT, scope, params).matches
+            if m.entity.name == member and isolation.admit_entity(m.entity)
+        }
+        edges = facts_of(graph, scope, list(named), [EdgeKind.EXPORTS.value], "in") if named else []
+        exported = sorted(
+            {named[f.object_id].id: named[f.object_id] for f in edges
+             if f.subject_id in packages and f.object_id in named}.values(),
+            key=lambda e: e.id,
+        )  # fmt: skip
+        if not exported:
+            continue
+        if not rest or len(exported) > 1:
+            return exported
+        inner = f"{exported[0].qualified_name}.{'.'.join(rest)}"
+        found = _find(graph, scope, inner, ("qualified_name",))
+        if not found and hops < MAX_EXPORT_HOPS:
+            found = _through_exports(graph, scope, inner, hops + 1)
+        return found
+    return []
 
 
 def _plain(qualified: str) -> str:

@@ -203,7 +203,45 @@ def resolve_module(
     for target_id, lines in imported.items():
         fact = edge(graph.file_id, EdgeKind.IMPORTS, target_id, lines)
         graph.produced[fact.id] = fact
+    if module.is_package:
+        for target_id, lines in _exports(module, resolver).items():
+            fact = edge(graph.file_id, EdgeKind.EXPORTS, target_id, lines)
+            graph.produced[fact.id] = fact
     graph.consulted = frozenset(resolver.consulted)
+
+
+def _exports(package: Module, resolver: Resolver) -> dict[str, list[int]]:
+    """The definitions of other modules a package's `__init__` binds by import under their own
+    names, so `pkg.get` names `pkg.api.get` (`from .api import get`, or `from .api import *`): the
+    public names, or those of a literal `__all__`. A name renamed on import is not followed. The
+    lookups are recorded as consulted, so a change along the way re-resolves the package."""
+    modules = resolver.modules
+    wanted = package.all_names
+    bound = {name: frozenset(paths) for name, paths in package.top.imports.items()}
+    for star in package.stars:  # what each star import can bind, resolved like any other name
+        source = modules.get(star)
+        if source is not None:
+            names = source.all_names or {*source.top.defs, *source.top.imports}
+            bound.update((n, frozenset({f"{star}.{n}"})) for n in names if n not in bound)
+    out: dict[str, list[int]] = {}
+    for name, paths in sorted(bound.items()):
+        if (name.startswith("_") if wanted is None else name not in wanted) or name in package.top.defs:
+            continue
+        found = resolver.module_name(package.name, name)
+        if not isinstance(found, Target) or found.module == package.name or found.module not in modules:
+            continue
+        target = modules[found.module]
+        if found.kind == "module":
+            target_id = module_id(target.repo, target.relpath)
+        elif found.kind in ("class", "function", "method"):
+            target_id = symbol_id(target.repo, target.relpath, found.qualname)
+        else:
+            continue
+        if found.dotted.rpartition(".")[2] != name or not _fits(target_id):
+            continue
+        sources = paths | {p.rpartition(".")[0] for p in paths}  # a star import names its module
+        out[target_id] = [imp.line for imp in package.imports if sources & set(imp.targets)][:1]
+    return out
 
 
 def _target_id(module: Module, target: Target) -> str:

@@ -27,7 +27,13 @@ from graphctx.code.layout import Layout, discover, project_name
 from graphctx.code.markdown import MentionIndex, parse_markdown
 from graphctx.code.python import PythonFrontEnd
 from graphctx.code.report import IndexReport
-from graphctx.code.repos import PENDING_LAYOUT, Repository, list_repositories, repository_entity
+from graphctx.code.repos import (
+    PENDING_LAYOUT,
+    RESOLUTION,
+    Repository,
+    list_repositories,
+    repository_entity,
+)
 from graphctx.code.walk import SourceFile, walk
 from graphctx.errors import GraphctxError, InputError, NotFound
 from graphctx.kernel.reads import batches, stored_hashes
@@ -55,6 +61,7 @@ OUT_PREDICATES = (
     EdgeKind.IMPLEMENTS.value,
     EdgeKind.IMPORTS.value,
     EdgeKind.MENTIONS.value,
+    EdgeKind.EXPORTS.value,
 )
 EVERY_PREDICATE = (*OUT_PREDICATES, EdgeKind.TESTED_BY.value, EdgeKind.CONTAINS.value)
 LEGACY_PREFIXES = ("md:", "py:")
@@ -239,7 +246,9 @@ class Indexer:
         stored, code_files = self._code_ids(scope, name)
         stored_files = sorted({file_key(i) for i in stored})
         shas = {i: e.source for i, e in code_files.items()}
-        report.layout_changed = bool(stored) and (record is None or record.layout != layout.fingerprint)
+        report.layout_changed = bool(stored) and (
+            record is None or record.layout != layout.fingerprint or record.resolution != RESOLUTION
+        )
         changed = (
             set(files) if report.layout_changed else {i for i, f in files.items() if shas.get(i) != f.sha}
         )
@@ -381,11 +390,12 @@ class Indexer:
         entity = repository_entity(
             name, str(root), fingerprint, sorted(layout.packages), summary, sorted(imports)
         )
-        unchanged = record is not None and (record.root, record.layout, record.summary) == (
-            entity.source,
-            entity.signature,
-            entity.summary,
-        )
+        unchanged = record is not None and (
+            record.root,
+            record.layout,
+            record.summary,
+            record.resolution,
+        ) == (entity.source, entity.signature, entity.summary, RESOLUTION)
         if (
             unchanged
             and record is not None

@@ -12,7 +12,7 @@ class IndexReport:
     repo: str = ""
     roots: list[str] = field(default_factory=list)  # the import roots names were computed from
     layout_notes: list[str] = field(default_factory=list)
-    layout_changed: bool = False  # names changed: every file was redone
+    layout_changed: bool = False  # names (or the resolution rules) changed: every file was redone
     legacy_removed: int = 0  # entities of the single-repository id scheme removed
     dependents: dict[str, int] = field(default_factory=dict)  # other repositories' files re-resolved
     files_seen: int = 0

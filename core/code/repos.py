@@ -23,7 +23,12 @@ from graphctx.scope import Scope
 PENDING_LAYOUT = "layout: pending"  # written before a run that changes names, replaced after it
 _PACKAGES = "packages:"
 _IMPORTS = "imports:"
+_RESOLUTION = "resolution:"
 MAX_IMPORTS = 1000
+RESOLUTION = "2"
+"""The indexer's resolution rules (2: `exports` edges, `from a.b import c` reads the module a.b):
+a repository recorded with other rules has every file redone at its next index, as a changed
+layout has, so an upgrade does not leave edges of the old rules on unchanged files."""
 
 
 @dataclass(frozen=True)
@@ -34,6 +39,7 @@ class Repository:
     packages: tuple[str, ...]  # top-level import names it provides
     summary: str
     imports: tuple[str, ...] = ()  # top-level names it imports that it does not define itself
+    resolution: str = ""  # the RESOLUTION its edges were made with ("" before it was recorded)
 
     @property
     def id(self) -> str:
@@ -60,14 +66,17 @@ def repository_entity(
         summary=summary,
         signature=layout,
         source=root,
-        search_text=f"{_PACKAGES} {' '.join(sorted(set(packages)))}\n{_IMPORTS} {' '.join(listed)}",
+        search_text=(
+            f"{_PACKAGES} {' '.join(sorted(set(packages)))}\n{_IMPORTS} {' '.join(listed)}\n"
+            f"{_RESOLUTION} {RESOLUTION}"
+        ),
     )
 
 
 def as_repository(entity: Entity) -> Repository | None:
     if entity.type != NodeKind.REPOSITORY.value or entity.id != repository_id(entity.name):
         return None
-    fields: dict[str, tuple[str, ...]] = {_PACKAGES: (), _IMPORTS: ()}
+    fields: dict[str, tuple[str, ...]] = {_PACKAGES: (), _IMPORTS: (), _RESOLUTION: ()}
     for line in entity.search_text.splitlines():
         for key in fields:
             if line.startswith(key):
@@ -79,6 +88,7 @@ def as_repository(entity: Entity) -> Repository | None:
         fields[_PACKAGES],
         entity.summary,
         fields[_IMPORTS],
+        " ".join(fields[_RESOLUTION]),
     )
 
 

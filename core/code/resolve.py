@@ -71,14 +71,17 @@ class Resolver:
         return bool(external is not None and external(name))
 
     def path(self, dotted: str, depth: int = 0) -> Found:
-        """The definition a dotted path names, walking from its top-level module."""
+        """The definition a dotted path names, walking from its longest known module prefix."""
         parts = dotted.split(".")
         head = parts[0]
         self.consulted.add(head)
         if not head or not self._is_module(head):
             return None
-        current: Found = Target("module", head, "")
-        for attr in parts[1:]:
+        # `from a.b import c` imports the module a.b itself, even where `a` binds a name `b` to
+        # something else (pyparsing: `from .unicode import pyparsing_unicode as unicode`)
+        start = next((i for i in range(len(parts) - 1, 1, -1) if ".".join(parts[:i]) in self.modules), 1)
+        current: Found = Target("module", ".".join(parts[:start]), "")
+        for attr in parts[start:]:
             if current is None:
                 return None
             current = self.member(current, attr, depth + 1)
