@@ -20,7 +20,7 @@ def cluster() -> Iterator[None]:
         )
     faults.ctl("wait-healthy", "240")
     yield
-    faults.ctl("start")  # whatever a failed test left down comes back
+    faults.ctl("start", timeout_s=1200)  # whatever a failed test left down comes back
     faults.ctl("wait-healthy", "240")
 
 
