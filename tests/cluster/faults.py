@@ -395,6 +395,14 @@ def pd_restart(work: Path, *, seconds: float = 20.0, size: int = 200) -> Report:
         during = log.summary()
         recovery = _bring_back("pd")
         serving = serving_again(svc, scope, lambda: svc.remember(scope, data))
+        restart: dict[str, bool] = {}
+        if serving == float("inf"):
+            # HugeGraph 1.5.0 never applies a store's NOT_PARTITION_LEADER notice to the server's cached
+            # leaders (docs/operations.md, "Faults"): the operator's remedy is a restart of the server
+            ctl("stop", "server-1")
+            ctl("start", "server-1")
+            again = serving_again(svc, scope, lambda: svc.remember(scope, data))
+            restart = {"server 1 serves once restarted": again <= SERVING_BOUND_S}
         after = Log()
         after.call("remember", lambda: svc.remember(scope, data))
         for i in range(5):
@@ -413,6 +421,7 @@ def pd_restart(work: Path, *, seconds: float = 20.0, size: int = 200) -> Report:
             "server 1 serves again within the bound": serving <= SERVING_BOUND_S,
             "after recovery every call succeeds": not after_summary["errors"],
             "nothing lost": held == {e["id"] for e in data},
+            **restart,
         },
         serving,
         setup_s,
