@@ -77,7 +77,7 @@ def main() -> None:
             reports.append(report)
             print(row(report), flush=True)
     finally:
-        faults.ctl("start")
+        faults.ctl("start", timeout_s=1200)
         faults.ctl("wait-healthy", "240")
         shutil.rmtree(work, ignore_errors=True)
     bound = faults.call_bound_s()

@@ -227,7 +227,9 @@ backoff (up to 120 s between attempts). Measured, then bounded; graphctx answers
 
 def _bring_back(node: str) -> float:
     started = time.perf_counter()
-    ctl("start", node)
+    # PD's own readiness wait is 600 s (ctl: the stores spin while PD is away and starve its start-up)
+    ctl("start", node, timeout_s=900)
+    # then each store's PD channel reconnects on gRPC's backoff (up to 120 s) before it reports Up
     ctl("wait-healthy", "240")
     return time.perf_counter() - started
 
@@ -393,6 +395,14 @@ def pd_restart(work: Path, *, seconds: float = 20.0, size: int = 200) -> Report:
         during = log.summary()
         recovery = _bring_back("pd")
         serving = serving_again(svc, scope, lambda: svc.remember(scope, data))
+        restart: dict[str, bool] = {}
+        if serving == float("inf"):
+            # HugeGraph 1.5.0 never applies a store's NOT_PARTITION_LEADER notice to the server's cached
+            # leaders (docs/operations.md, "Faults"): the operator's remedy is a restart of the server
+            ctl("stop", "server-1")
+            ctl("start", "server-1")
+            again = serving_again(svc, scope, lambda: svc.remember(scope, data))
+            restart = {"server 1 serves once restarted": again <= SERVING_BOUND_S}
         after = Log()
         after.call("remember", lambda: svc.remember(scope, data))
         for i in range(5):
@@ -411,6 +421,7 @@ def pd_restart(work: Path, *, seconds: float = 20.0, size: int = 200) -> Report:
             "server 1 serves again within the bound": serving <= SERVING_BOUND_S,
             "after recovery every call succeeds": not after_summary["errors"],
             "nothing lost": held == {e["id"] for e in data},
+            **restart,
         },
         serving,
         setup_s,
@@ -441,6 +452,11 @@ def server_stop_with_clients(work: Path, *, size: int = 200) -> Report:
         held = on_cluster(scope, [e["id"] for e in data])
     after_summary = after.summary()
     down_errors = set(during["errors"])
+    # a read fails BackendUnavailable; a write is journaled first, so it fails WriteIncomplete (a
+    # BackendError: recorded, completed by the next write or recover) or, when an earlier one is still
+    # pending, WriteIncomplete with recorded=False ("send it again"); either way nothing is lost
+    expected = {"recall": {"BackendUnavailable"}, "remember": {"BackendUnavailable", "WriteIncomplete"}}
+    as_expected = all(o.error in expected[o.what] for o in log.outcomes if o.error)
     return Report(
         "stop a graph server with clients connected",
         "server-1",
@@ -449,7 +465,7 @@ def server_stop_with_clients(work: Path, *, size: int = 200) -> Report:
         recovery,
         {
             "calls to the stopped server fail typed": bool(down_errors) and not during["untyped"],
-            "they fail as BackendUnavailable": down_errors <= {"BackendUnavailable"},
+            "reads fail BackendUnavailable, writes WriteIncomplete": as_expected,
             "no call outlived its bound": during["max_s"] <= call_bound_s(),
             "the same client works once the server is back": not after_summary["errors"],
             "nothing lost": held == {e["id"] for e in data},
