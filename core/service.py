@@ -24,8 +24,9 @@ from graphctx.code.report import IndexReport
 from graphctx.code.repos import list_repositories
 from graphctx.datadir import Mode, exposed, process_usage, writer_pid
 from graphctx.durability import DeferredFlush
-from graphctx.envelope import Budget, Option, call, open_envelope
+from graphctx.envelope import Budget, Option, open_envelope
 from graphctx.errors import BackendUnavailable, GraphctxError, ReadOnly, WriteIncomplete, from_validation
+from graphctx.followups import call
 from graphctx.gate import FairGate
 from graphctx.group import GroupCommit
 from graphctx.kernel.ports import DefersDurability, ReportsCaches

@@ -1,6 +1,9 @@
 """The `graphctx` command line: human output by default, `--json` for machines."""
 
-from __future__ import annotations
+# No `from __future__ import annotations` here nor in the command modules (certify, code, config, index):
+# typer evaluates each string annotation of a command four times while it builds the command table, at
+# every start; written as objects, each is evaluated once. Names imported for type checking only are
+# quoted.
 
 import importlib
 import logging
@@ -64,7 +67,7 @@ class _LazyConsole:
         object.__setattr__(self, "_options", options)
         object.__setattr__(self, "_console", None)
 
-    def _made(self) -> Console:
+    def _made(self) -> "Console":
         if self._console is None:
             from rich.console import Console
 
@@ -72,7 +75,12 @@ class _LazyConsole:
             # rich takes the width of any standard stream that is a terminal (80 when none is):
             # `graphctx config | less` would wrap at the terminal's width, a CI log at 80
             if not made.is_terminal and not os.environ.get("COLUMNS", "").isdigit():
-                made.width = PIPED_WIDTH
+                # a fixed size: rich would otherwise ask every standard stream for it at each print
+                made.size = (PIPED_WIDTH, made.height)
+            if made.color_system is None:  # no styles are written: highlighting would colour nothing
+                from rich.highlighter import NullHighlighter
+
+                made.highlighter = NullHighlighter()
             object.__setattr__(self, "_console", made)
         console: Console = self._console
         return console
@@ -133,7 +141,7 @@ class Context:
         self.command = ["graphctx", *(x for k, v in overrides.items() for x in (flags[k], str(v)))]
         """How a follow-up command starts: the program and the global options this one was given."""
 
-    def settings(self, **extra: Any) -> Settings:
+    def settings(self, **extra: Any) -> "Settings":
         from pydantic import ValidationError
 
         from graphctx.errors import ConfigError
@@ -233,8 +241,8 @@ def _root(
 
 @contextmanager
 def _service(
-    ctx: typer.Context, as_json: bool, *, mode: Mode, **extra: Any
-) -> Iterator[tuple[ContextService, Scope]]:
+    ctx: typer.Context, as_json: bool, *, mode: "Mode", **extra: Any
+) -> "Iterator[tuple[ContextService, Scope]]":
     """Open the service to read or to write, map typed errors to clear messages and exit codes.
 
     Read commands open every store read-only: they never create the data directory and work while
@@ -343,7 +351,7 @@ def path(
     answer(ctx, as_json, "path", payload, _envelope)
 
 
-def _envelope(console: Console, env: dict[str, Any]) -> None:
+def _envelope(console: "Console", env: dict[str, Any]) -> None:
     render.envelope(console, env)  # looked up here: a --json answer never imports rich
 
 
@@ -352,7 +360,7 @@ def answer(
     as_json: bool,
     op: str,
     payload: dict[str, Any],
-    human: Callable[[Console, dict[str, Any]], None],
+    human: "Callable[[Console, dict[str, Any]], None]",
     graph: str | None = None,
 ) -> None:
     """A read operation exactly as HTTP and MCP run it: the same request model (so an out-of-range
@@ -472,7 +480,7 @@ def remember(
         raise typer.Exit(130)
 
 
-def _load(service: ContextService, scope: Scope, file: Path, as_json: bool) -> dict[str, Any]:
+def _load(service: "ContextService", scope: Scope, file: Path, as_json: bool) -> dict[str, Any]:
     from graphctx.records import bounded_lines
 
     with _stop_on_interrupt() as stop:
@@ -511,7 +519,7 @@ def _stop_on_interrupt() -> Iterator[Callable[[], bool]]:
 
 
 @contextmanager
-def _progress(quiet: bool) -> Iterator[Progress]:
+def _progress(quiet: bool) -> "Iterator[Progress]":
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     bar = Progress(
@@ -755,7 +763,7 @@ app.add_typer(keys_app, name="keys")
 
 
 @contextmanager
-def _key_store(ctx: typer.Context, as_json: bool) -> Iterator[KeyStore]:
+def _key_store(ctx: typer.Context, as_json: bool) -> "Iterator[KeyStore]":
     from graphctx import registry
 
     try:
@@ -769,7 +777,7 @@ def _key_store(ctx: typer.Context, as_json: bool) -> Iterator[KeyStore]:
         _fail(exc, as_json)
 
 
-def _principal_dict(p: Principal) -> dict[str, Any]:
+def _principal_dict(p: "Principal") -> dict[str, Any]:
     return {
         "key_id": p.key_id,
         "name": p.name,

@@ -5,8 +5,6 @@ Core never imports the contract suite (the layering contract forbids it): this c
 control, and passes its exit status on (0 PASS, 1 FAIL, 2 a wrong command). Imported at the end of
 graphctx.cli, whose app this command joins."""
 
-from __future__ import annotations
-
 import importlib.util
 import subprocess
 import sys

@@ -3,8 +3,6 @@
 The local CLI acts as the operator: `--graph G` reads the shared code graph G directly. Imported at
 the end of graphctx.cli, whose app these commands join."""
 
-from __future__ import annotations
-
 import os
 import sys
 from pathlib import Path
@@ -180,7 +178,7 @@ def _path(card: dict[str, Any]) -> str:
     return head if sep and "-" in span else where
 
 
-def _entry(console: Console, card: dict[str, Any], indent: str = "  ", sites_in: str = "") -> None:
+def _entry(console: "Console", card: dict[str, Any], indent: str = "  ", sites_in: str = "") -> None:
     """One card; `sites_in`: the file its call lines are in (the caller's, or the subject's)."""
     from rich.text import Text
 
@@ -214,7 +212,7 @@ def _entry(console: Console, card: dict[str, Any], indent: str = "  ", sites_in:
         console.print(f"{indent}    run {card['run']}", markup=False, highlight=False)
 
 
-def code_envelope(console: Console, env: dict[str, Any]) -> None:
+def code_envelope(console: "Console", env: dict[str, Any]) -> None:
     from rich.text import Text
 
     """Subject, then each section with its counts; the shared footer (omissions, budget) after."""

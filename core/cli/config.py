@@ -2,8 +2,6 @@
 
 Imported at the end of graphctx.cli, whose app this command joins."""
 
-from __future__ import annotations
-
 import json
 import sys
 from typing import Any

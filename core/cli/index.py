@@ -8,8 +8,6 @@ repositories of a scope, re-index one by name, remove one.
 
 Imported at the end of graphctx.cli, whose app this command joins."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -124,7 +122,7 @@ def _removed(removed: dict[str, Any]) -> None:
         out.print(f"index error: {line} (run `graphctx reconcile`)", style="red", markup=False)
 
 
-def _summary(report: IndexReport, data: dict[str, Any]) -> None:
+def _summary(report: "IndexReport", data: dict[str, Any]) -> None:
     from rich.table import Table
 
     data = {**data, "roots_text": "; ".join(report.roots) or "-"}

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import shlex
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
-from graphctx.envelope import calls_in
+from graphctx.followups import calls_in
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 COMMAND = ["graphctx"]
 """How this invocation was started (the program and its global options): a follow-up is printed
@@ -111,6 +112,8 @@ def envelope(console: Console, env: dict[str, Any]) -> None:
 
 
 def report(console: Console, title: str, data: dict[str, Any]) -> None:
+    from rich.table import Table  # here: an answer's output needs no table
+
     table = Table(title=title, show_header=False, title_justify="left")
     for key, value in data.items():
         table.add_row(str(key), str(value))
@@ -118,6 +121,8 @@ def report(console: Console, title: str, data: dict[str, Any]) -> None:
 
 
 def candidates(console: Console, message: str, cands: list[dict[str, Any]]) -> None:
+    from rich.table import Table
+
     console.print(message, style="yellow", markup=False)
     table = Table("identity to use", "name", "type", "path", "summary")
     for c in cands:

@@ -25,8 +25,9 @@ from graphctx.code import ids
 from graphctx.code.diff import Change, FileChange, merge, parse_diff
 from graphctx.code.repos import list_repositories
 from graphctx.deadlines import Deadline
-from graphctx.envelope import Budget, Option, call, open_envelope
+from graphctx.envelope import Budget, Option, open_envelope
 from graphctx.errors import InputError, NotFound
+from graphctx.followups import call
 from graphctx.kernel.reads import batches, stored_hashes
 from graphctx.kernel.stores import Stores
 from graphctx.kernel.templates import (

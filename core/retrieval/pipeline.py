@@ -11,8 +11,9 @@ from typing import Any
 from graphctx import bounds, deadlines
 from graphctx.clock import Clock, iso
 from graphctx.deadlines import Deadline
-from graphctx.envelope import ENVELOPE_VERSION, Budget, Option, call
+from graphctx.envelope import ENVELOPE_VERSION, Budget, Option
 from graphctx.errors import GraphctxError, InvalidVector
+from graphctx.followups import call
 from graphctx.kernel.ports import LexicalHit, VectorHit
 from graphctx.kernel.stores import Stores
 from graphctx.kernel.templates import (

@@ -22,7 +22,6 @@ import hashlib
 import json
 import logging
 import os
-import secrets
 import tomllib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -157,6 +156,8 @@ class LocalAccess:
 
     @classmethod
     def new(cls, data_dir: Path, environ: Mapping[str, str]) -> LocalAccess:
+        import secrets  # serve's side only: a CLI read never makes a secret
+
         return cls(secrets.token_urlsafe(32), fingerprint(data_dir, environ))
 
 

@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from graphctx.cli import app, render
-from graphctx.envelope import call
+from graphctx.followups import call
 
 runner = CliRunner()
 SCOPE = {"tenant_id": "t", "namespace": "default", "graph_id": ""}

@@ -166,6 +166,33 @@ def test_human_output_is_the_same(cli_env: Path) -> None:
     assert strip == [line for line in direct.splitlines() if "ms" not in line] and len(strip) > 3
 
 
+HEAVY = ("pydantic", "numpy", "graphctx.service", "graphctx.api", "graphctx.envelope", "graphctx.model",
+         "tantivy", "sqlite3")  # fmt: skip
+"""What a read through serve leaves to serve: the request models, the stores, the envelope code."""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("output", [[], ["--json"]], ids=["human", "json"])
+def test_a_read_through_serve_imports_neither_pydantic_nor_the_stores(
+    cli_env: Path, output: list[str]
+) -> None:
+    probe = (
+        "import sys\n"
+        "from graphctx.cli import main\n"
+        "sys.argv = ['graphctx', *sys.argv[1:]]\n"
+        "try:\n    main()\nexcept SystemExit as exc:\n    code = exc.code\nelse:\n    code = 0\n"
+        f"heavy = [m for m in {HEAVY!r} if m in sys.modules]\n"
+        "print('EXIT', code, 'HEAVY', heavy, file=sys.stderr)\n"
+    )
+    argv = ["--via", "serve", "--tenant", "demo", "-v", "recall", "who owns checkout-api", *output]
+    done = subprocess.run(
+        [sys.executable, "-c", probe, *argv], capture_output=True, text=True, timeout=120, env=os.environ
+    )
+    assert "answered by graphctx serve" in done.stderr, done.stderr[-2000:]
+    assert "EXIT 0 HEAVY []" in done.stderr, done.stderr[-2000:]
+    assert "checkout-api" in done.stdout
+
+
 @pytest.mark.slow
 def test_the_advert_is_private_and_names_a_live_process(cli_env: Path, served) -> None:
     path = cli_env / local.RUNTIME_FILE

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from graphctx.envelope import calls_in
 from graphctx.errors import AmbiguousName, InputError, NotFound
+from graphctx.followups import calls_in
 from tests.conftest import TENANT_A
 from tests.service.memory_data import load
 

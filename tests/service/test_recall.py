@@ -6,8 +6,9 @@ import copy
 
 import pytest
 
-from graphctx.envelope import calls_in, dumps, size_bytes
+from graphctx.envelope import dumps, size_bytes
 from graphctx.errors import BoundExceeded, InputError
+from graphctx.followups import calls_in
 from tests.conftest import TENANT_A
 from tests.service.memory_data import load
 
