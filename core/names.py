@@ -11,11 +11,7 @@ from graphctx import bounds
 from graphctx.errors import AmbiguousName, NotFound
 from graphctx.kernel.ports import GraphStore
 from graphctx.kernel.reads import facts_of
-from graphctx.kernel.templates import (
-    ENTITY_FIND_EXACT,
-    EntityFindExactParams,
-    ExactField,
-)
+from graphctx.kernel.templates import ENTITY_FIND_EXACT, EntityFindExactParams, ExactField
 from graphctx.model import EdgeKind, Entity
 from graphctx.retrieval.isolation import Isolation
 from graphctx.scope import Scope

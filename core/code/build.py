@@ -234,7 +234,7 @@ def _exports(package: Module, resolver: Resolver) -> dict[str, list[int]]:
         if found.kind == "module":
             target_id = module_id(target.repo, target.relpath)
         elif found.kind in ("class", "function", "method"):
-            target_id = symbol_id(target.repo, target.relpath, found.qualname)
+            target_id = _target_id(target, found)
         else:
             continue
         if found.dotted.rpartition(".")[2] != name or not _fits(target_id):
