@@ -291,7 +291,7 @@ class GoFrontEnd:
             if isinstance(found, Target) and found.kind == "type":
                 self._count("conversions")
                 self.stats.calls -= 1  # a conversion is not a call
-            elif isinstance(found, Target) and found.kind in ("value", "func_value"):
+            elif isinstance(found, Target) and found.kind in ("value", "func_value", "func_literal"):
                 self._count("function_values")  # a value of a named function type
                 self.stats.unresolved += 1
             elif found is BUILTIN:

@@ -67,12 +67,14 @@ class TypeRef:
 
 @dataclass(frozen=True, slots=True)
 class Binding:
-    """What a name declared once holds: a value of a named type, or the value of an expression
-    (`chain`, a call ends with CALL; `index`: which result of a multi-value call)."""
+    """What a name declared once holds: a value of a named type, the value of an expression
+    (`chain`, a call ends with CALL; `index`: which result of a multi-value call), or a function
+    literal (`returns`: the types of its results)."""
 
     type: TypeRef | None = None
     chain: Chain | None = None
     index: int = 0
+    returns: tuple[TypeRef | None, ...] | None = None
 
 
 @dataclass(slots=True)
@@ -278,6 +280,8 @@ def _value(node: Node | None, index: int = 0) -> Binding | None:
                 return Binding(TypeRef(ref.package, ref.name, True)) if ref and not ref.pointer else None
             chain = chain_of(function)
             return Binding(chain=(*chain, CALL), index=index) if chain else None
+        if kind == "func_literal":  # `get := func() *T {...}`: calling get gives a *T
+            return Binding(returns=_results(node.child_by_field_name("result")))
         if kind == "type_conversion_expression":
             ref = type_ref(node.child_by_field_name("type"))
             return Binding(chain=(*((ref.package,) if ref.package else ()), ref.name, CALL)) if ref else None
@@ -640,7 +644,9 @@ class _Parser:
         elif kind in ("range_clause", "receive_statement"):
             if any(c.type == ":=" for c in node.children):
                 names = _names(node.child_by_field_name("left"))
-                ranged = chain_of(node.child_by_field_name("right")) if kind == "range_clause" else None
+                # what is ranged over, as a value: `xs`, `x.Items()`, `m[k]` (a range is single-valued)
+                over = _value(node.child_by_field_name("right")) if kind == "range_clause" else None
+                ranged = over.chain if over is not None and over.index == 0 else None
                 for i, name in enumerate(names):
                     # `for _, v := range xs`: v is an element of xs (the first name is an index or key)
                     element = ranged is not None and i == 1

@@ -3,8 +3,9 @@
 A call resolves when its target is decidable from declarations alone: a function of the package
 or of an imported one (`pkg.F`), a method on a receiver whose named type is known — the method's
 own receiver, a parameter or variable declared with the type, a composite literal, `new(T)`, a
-type assertion, the declared result of a resolved call or of a variable holding a function
-(`var now = time.Now; now().Add`), a type switch's variable (the one named type its clause lists;
+type assertion, the declared result of a resolved call, of a variable holding a function
+(`var now = time.Now; now().Add`) or of a local holding a function literal, a value ranged over in
+any of these, a type switch's variable (the one named type its clause lists;
 with several, `nil` or `default`, the operand's type), a struct field of a known type — found on
 the type or promoted through embedded fields (shallowest depth wins; a tie is ambiguous, as in
 Go), and method expressions (`(*T).M`). What is left is counted, by why: a function value (a local,
@@ -89,10 +90,12 @@ class Def:
 class Target:
     kind: str  # "package" | "function" | "method" | "type" | "value" (of type `name`) | "elements"
     # (a slice, array or map of values of type `name`) | "func_value" (a variable holding the
-    # function or method `where`: calling it is not static, but its result has `where`'s type)
+    # function or method `where`: calling it is not static, but its result has `where`'s type) |
+    # "func_literal" (a variable holding a function literal whose results have the types `results`)
     package: str
     name: str = ""
     where: Def | None = None  # for function, method, type
+    results: tuple[TypeRef | None, ...] = ()  # for func_literal
 
 
 class _Why:
@@ -103,7 +106,7 @@ class _Why:
         return self.name
 
 
-_HELD = ("value", "elements", "func_value")  # what a variable can hold
+_HELD = ("value", "elements", "func_value", "func_literal")  # what a variable can hold
 FUNCTION_VALUE = _Why("function_value")
 DYNAMIC = _Why("dynamic")
 EXTERNAL = _Why("external")
@@ -308,11 +311,13 @@ class GoResolver:
             return None
         if b.type is not None:
             return self._typed(b.type, f, locals_)
+        if b.returns is not None:
+            return Target("func_literal", "", results=b.returns)
         if b.chain is None or depth > MAX_DEPTH:
             return None
         if b.index and b.chain[-1:] == (CALL,):
             callee = self.chain(b.chain[:-1], f, locals_, depth + 1)
-            return self._called(callee, b.index)
+            return self._called(callee, b.index, f, locals_)
         return self.chain(b.chain, f, locals_, depth + 1)
 
     # -- chains ---------------------------------------------------------------------------------
@@ -330,7 +335,7 @@ class GoResolver:
             if not isinstance(current, Target):
                 return current
             if attr == CALL:
-                current = self._called(current, 0)
+                current = self._called(current, 0, f, locals_)
             elif attr == ELEMENT:
                 current = self._element(current)
             else:
@@ -370,12 +375,15 @@ class GoResolver:
             return Target("value", t.package, t.name, t.where)
         return t if isinstance(t, _Why) else None
 
-    def _called(self, t: Found, index: int) -> Found:
-        """What calling t gives: the declared result of a function or method, a converted value."""
+    def _called(self, t: Found, index: int, caller: GoFile, locals_: Locals | None) -> Found:
+        """What calling t gives: the declared result of a function or method, a converted value, the
+        declared result of a function literal (written in the caller's file)."""
         if not isinstance(t, Target):
             return t
         if t.kind == "type":
             return self._value(t)
+        if t.kind == "func_literal":
+            return self._typed(t.results[index], caller, locals_) if index < len(t.results) else None
         if t.kind not in ("function", "method", "func_value") or t.where is None:
             return None
         f = self.files[t.where.rel]

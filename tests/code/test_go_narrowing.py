@@ -1,7 +1,8 @@
 """Receivers only a type checker seemed to know, decided from declarations: a type switch's variable
-in a clause listing one type, and the result of a call (a function's, a method's, a function
-value's) — and never where Go gives the variable another type (fixture: tests/code/fixtures/goshapes,
-a module `go vet` accepts)."""
+in a clause listing one type, the result of a call (a function's, a method's, a function value's,
+a function literal's held by a local), the values ranged over in a call's result — and never where
+Go gives the variable another type (fixture: tests/code/fixtures/goshapes, a module `go vet`
+accepts)."""
 
 from __future__ import annotations
 
@@ -58,10 +59,29 @@ def test_methods_on_what_calls_return(shapes):
     go = report.languages["go"]
     # t.Area() under `case *shape.Square, nil` and `default`: t has x's type, an interface (dynamic);
     # unit(), f(t) and the closure's t.Area() (a name declared twice in Shadowed, with different
-    # types): unresolved, counted as function values
-    assert (go["function_values"], go["dynamic"]) == (3, 2)
+    # types), and Literal's get(), two() and get(): unresolved, counted as function values
+    assert (go["function_values"], go["dynamic"]) == (6, 2)
 
 
 def test_a_variadic_parameter_is_a_slice_of_its_type(shapes):
     service, _ = shapes
     assert lines_to(service, f"{USE}.Each") == {f"{SHAPE}.(*Circle).Area": "47,49"}
+
+
+def test_the_values_of_what_a_call_returns_are_ranged_over(shapes):
+    service, _ = shapes
+    assert lines_to(service, f"{USE}.Ranged") == {
+        f"{SHAPE}.(*Circle).Rings": "55",
+        f"{SHAPE}.(*Circle).Area": "56,59",  # r of c.Rings(), u of shape.Circles(2)
+        f"{SHAPE}.Circles": "58",
+    }
+
+
+def test_a_local_holding_a_function_literal_gives_its_declared_results(shapes):
+    service, _ = shapes
+    assert lines_to(service, f"{USE}.Literal") == {
+        f"{SHAPE}.Unit": "66",  # inside the literal: the enclosing function's call
+        f"{SHAPE}.(*Circle).Area": "70",  # c := get(), and get().Scale(2).Area()
+        f"{SHAPE}.Square.Area": "70",  # q, _ := two(): the literal's first result
+        f"{SHAPE}.(*Circle).Scale": "70",
+    }
