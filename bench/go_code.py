@@ -14,6 +14,13 @@ returned tokens are ceil(JSON bytes / 4). Misses are listed with their call line
     python bench/go_code.py --write                          # the default slice, seeds 0 and 10-13
     python bench/go_code.py --packages strings bytes --seeds 0 --n 10
     python bench/go_code.py --all --write                    # every package of `go list std`
+    python bench/go_code.py --module DIR --write             # a third-party module (go.mod at DIR)
+
+`--module DIR` measures a Go module instead (a copy of DIR, e.g. a version unpacked by
+`go mod download -json MODULE@VERSION`): its packages are every directory of it holding .go files
+(testdata, vendor and hidden ones left out, as the go command does); the ground truth loads `./...`
+there, its dependencies fetched by the go command from the module proxy, and only edges whose both
+ends are in the module are scored.
 """
 
 from __future__ import annotations
@@ -99,11 +106,38 @@ def copy_slice(src: Path, dest: Path, packages: list[str]) -> int:
     return files
 
 
-def ground_truth(src: Path, packages: list[str], out: Path) -> tuple[dict[str, dict], list[dict], float]:
+def copy_module(src: Path, dest: Path) -> tuple[int, list[str]]:
+    """A writable copy of the module at src (the module cache's files are read-only); its .go file
+    count and its package directories, relative to its root ('' for the root package)."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    shutil.copytree(src, dest, copy_function=shutil.copyfile)
+    for d in [dest, *(p for p in dest.rglob("*") if p.is_dir())]:
+        d.chmod(0o755)
+
+    def skipped(rel: Path) -> bool:
+        return any(part in ("testdata", "vendor") or part[:1] in (".", "_") for part in rel.parts)
+
+    files = [f.relative_to(dest) for f in dest.rglob("*.go") if not skipped(f.relative_to(dest).parent)]
+    dirs = sorted({"" if f.parent == Path(".") else f.parent.as_posix() for f in files})
+    return len(files), dirs
+
+
+def module_path(tree: Path) -> str:
+    for line in (tree / "go.mod").read_text().splitlines():
+        if line.startswith("module "):
+            return line.split()[1].strip('"')
+    raise SystemExit(f"{tree / 'go.mod'} names no module")
+
+
+def ground_truth(
+    src: Path, patterns: list[str], packages: list[str], out: Path
+) -> tuple[dict[str, dict], list[dict], float]:
+    """go_truth's records for `patterns` loaded at src, kept to the package directories `packages`."""
     binary = out.parent / "gotruth"
     subprocess.run([GO, "build", "-o", str(binary), "."], cwd=HERE / "go_truth", check=True)
     started = time.perf_counter()
-    subprocess.run([str(binary), "-dir", str(src), "-out", str(out), *packages], check=True)
+    subprocess.run([str(binary), "-dir", str(src), "-out", str(out), *patterns], check=True)
     seconds = time.perf_counter() - started
     records = [json.loads(line) for line in out.read_text().splitlines()]
     inside = set(packages)
@@ -220,6 +254,9 @@ def main() -> None:
     parser.add_argument(
         "--all", action="store_true", help="every package of `go list std` (the whole library)"
     )
+    parser.add_argument(
+        "--module", type=Path, help="a Go module's directory (go.mod at its root), not the standard library"
+    )
     parser.add_argument("--seeds", nargs="*", type=int, default=[0, 10, 11, 12, 13])
     parser.add_argument("--n", type=int, default=20)
     parser.add_argument("--data-dir", type=Path, default=HERE / ".work" / "go_code")
@@ -230,10 +267,14 @@ def main() -> None:
         args.packages = sorted(listed.split())
     data: Path = args.data_dir
     data.mkdir(parents=True, exist_ok=True)
-    src = goroot() / "src"
     tree = data / "tree"
-    copied = copy_slice(src, tree, args.packages)
-    defs, calls, gt_seconds = ground_truth(src, args.packages, data / "truth.jsonl")
+    if args.module:
+        copied, args.packages = copy_module(args.module, tree)
+        defs, calls, gt_seconds = ground_truth(tree, ["./..."], args.packages, data / "truth.jsonl")
+    else:
+        src = goroot() / "src"
+        copied = copy_slice(src, tree, args.packages)
+        defs, calls, gt_seconds = ground_truth(src, args.packages, args.packages, data / "truth.jsonl")
     gt_files = {d["file"] for d in defs.values()} | {c["file"] for c in calls}
     store = data / "store"
     if store.exists():
@@ -292,7 +333,10 @@ def main() -> None:
                   index_seconds, noop_seconds, store_bytes, report.as_dict())  # fmt: skip
     print(body)
     if args.write:
-        write_section("go_code_std" if args.all else "go_code", body)
+        if args.module:
+            write_section("go_code_module_" + re.sub(r"\W+", "_", module_path(tree)), body)
+        else:
+            write_section("go_code_std" if args.all else "go_code", body)
 
 
 def ratio(hit: int, total: int) -> str:
@@ -302,7 +346,9 @@ def ratio(hit: int, total: int) -> str:
 def render(args, per_seed, misses, miss_kinds, go, copied, n_defs, n_calls, gt_seconds, index_seconds,
            noop_seconds, store_bytes, report) -> str:  # fmt: skip
     command = "python bench/go_code.py" + (" --write" if args.write else "")
-    if args.all:
+    if args.module:
+        command += f" --module {args.module}"
+    elif args.all:
         command += " --all"
     elif args.packages != SLICE:
         command += " --packages " + " ".join(args.packages)
@@ -310,14 +356,20 @@ def render(args, per_seed, misses, miss_kinds, go, copied, n_defs, n_calls, gt_s
         command += " --seeds " + " ".join(map(str, args.seeds))
     version = subprocess.run([GO, "version"], check=True, capture_output=True, text=True).stdout.strip()
     what = "packages of `go list std`" if args.all else "slice"
-    size = (f"{len(args.packages)} packages of the standard library of {version} "
+    title = f"standard-library {what}"
+    of = f"the standard library of {version}"
+    if args.module:
+        what = title = f"module `{module_path(args.module)}` ({args.module.name})"
+        of = f"{title}, indexed with {version}"
+    size = (f"{len(args.packages)} packages of {of} "
             f"({copied} .go files, tests included); ground truth {n_defs:,} definitions, {n_calls:,} static "
             f"call edges inside the {what}")  # fmt: skip
     lines = [
-        f"## Go code intelligence against Go's type checker (standard-library {what})",
+        f"## Go code intelligence against Go's type checker ({title})",
         "",
         header(command, size),
-        f"Packages: {' '.join(args.packages)}. Ground truth: bench/go_truth (go/packages + go/types, "
+        f"Packages: {' '.join(p or '.' for p in args.packages)}. "
+        "Ground truth: bench/go_truth (go/packages + go/types, "
         f"typeutil.StaticCallee; linux/amd64, CGO_ENABLED=0), {gt_seconds:.1f} s. Questions: "
         f"{args.n} per seed, make_questions.py's rules. graphctx answers with `symbol` at its default "
         "budget.",
@@ -351,7 +403,7 @@ def render(args, per_seed, misses, miss_kinds, go, copied, n_defs, n_calls, gt_s
     )
     lines += [
         "",
-        f"Index of the {'tree' if args.all else 'slice'}: {index_seconds:.1f} s "
+        f"Index of the {'slice' if not (args.all or args.module) else 'tree'}: {index_seconds:.1f} s "
         f"({report['files_seen']} files, "
         f"{go.get('packages', 0)} packages; "
         f"{go.get('symbols', 0):,} symbols, {report['facts_written']:,} edges written), no-op re-index "
@@ -373,6 +425,9 @@ def render(args, per_seed, misses, miss_kinds, go, copied, n_defs, n_calls, gt_s
             "Not measured here: graphify side by side (index time: the index_side_by_side_go section); "
             "`go list std` leaves out cmd/ and testdata; timings are single runs on a shared 2-core machine."
             if args.all
+            else "Not measured here: graphify side by side; timings are single runs on a shared 2-core "
+            "machine."
+            if args.module
             else "Not measured here: the whole standard library (this is a slice of it; `--all` runs it), "
             "graphify side by side, and the Python benchmarks beside these; timings are single runs on a "
             "shared 2-core machine."
