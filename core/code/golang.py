@@ -281,7 +281,7 @@ class GoFrontEnd:
                 found = FUNCTION_VALUE if call.literal else None
             else:
                 try:
-                    found = resolver.chain(call.chain, go, call.locals)
+                    found = resolver.chain(call.chain, go, call.locals, at=call.at)
                 except RecursionError:  # bounded everywhere; this is the last line of defence
                     found = None
             if isinstance(found, Target) and found.kind in ("function", "method") and found.where is not None:

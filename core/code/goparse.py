@@ -77,15 +77,77 @@ class Binding:
     returns: tuple[TypeRef | None, ...] | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Where a local declaration is visible: from byte `visible` to the end of its scope (the block,
+    clause, statement or function literal spanning `start`-`end`); `at`: where the declaration
+    itself is, from which the names it is bound to are looked up (`r := r.Sub()`: the outer r)."""
+
+    start: int
+    end: int
+    visible: int
+    at: int
+
+
+WHOLE_FUNCTION = Place(0, 1 << 62, 0, 0)  # parameters, results, receivers, type parameters
+_SCOPES = frozenset(
+    {
+        "block",
+        "if_statement",
+        "for_statement",
+        "expression_switch_statement",
+        "type_switch_statement",
+        "select_statement",
+        "expression_case",
+        "type_case",
+        "default_case",
+        "communication_case",
+        "func_literal",
+    }
+)
+
+
+def _place(node: Node) -> Place:
+    """Go's scope of what `node` declares: a function literal's parameters are visible in it, a type
+    switch's variable in the switch; any other local from the end of its declaration to the end of
+    the innermost enclosing block (an `if`, `for` or `switch` statement for its init clause, a case
+    clause for its body)."""
+    if node.type in ("func_literal", "type_switch_statement"):  # its parameters / its clauses' variable
+        return Place(node.start_byte, node.end_byte, node.start_byte, node.start_byte)
+    parent = node.parent
+    while parent is not None and parent.type not in _SCOPES:
+        parent = parent.parent
+    if parent is None:
+        return Place(0, 1 << 62, node.end_byte, node.start_byte)
+    return Place(parent.start_byte, parent.end_byte, node.end_byte, node.start_byte)
+
+
 @dataclass(slots=True)
 class Locals:
-    """The names a function declares (closures included), each with what it is bound to."""
+    """The names a function declares (closures included), each with what it is bound to and where
+    Go's block scoping makes it visible (`places`, one per declaration; none: the whole function)."""
 
     declared: dict[str, list[Binding | None]] = field(default_factory=dict)
+    places: dict[str, list[Place]] = field(default_factory=dict)
 
-    def add(self, name: str, binding: Binding | None) -> None:
+    def add(self, name: str, binding: Binding | None, place: Place = WHOLE_FUNCTION) -> None:
         if name and name != "_":
             self.declared.setdefault(name, []).append(binding)
+            self.places.setdefault(name, []).append(place)
+
+    def visible(self, name: str, at: int) -> int | None:
+        """Which declaration of `name` a use at byte `at` refers to: the one whose scope is the
+        innermost holding `at` and that is declared before it (the first, where `a, err := ...`
+        reuses an `err` of the same scope); None when no declaration is visible there."""
+        places = self.places.get(name, [])
+        inside = [i for i, p in enumerate(places) if p.start <= at < p.end and p.visible <= at]
+        if not inside:
+            return None
+        innermost = min(places[i].end - places[i].start for i in inside)
+        return min(
+            (i for i in inside if places[i].end - places[i].start == innermost),
+            key=lambda i: places[i].visible,
+        )
 
     def single(self, name: str) -> Binding | None:
         """The binding when every declaration of the name binds the same (`var b Builder` in two
@@ -129,6 +191,7 @@ class GoCall:
     line: int
     locals: Locals | None
     literal: bool = False  # a function literal called in place
+    at: int | None = None  # the call's byte offset (which local declarations it sees)
 
 
 @dataclass(slots=True)
@@ -608,23 +671,22 @@ class _Parser:
             function = node.child_by_field_name("function")
             literal = function is not None and function.type == "func_literal"
             chain = None if literal else _in_case(chain_of(function), node.start_byte, cases)
-            calls.append(GoCall(caller, chain, node.start_point.row + 1, locals_, literal))
+            calls.append(GoCall(caller, chain, node.start_point.row + 1, locals_, literal, node.start_byte))
         # F[int](x) may call F: the resolver decides
         for node in sorted(found.get("conversion", ()), key=_position):
             chain = chain_of(node.child_by_field_name("type"))
             if chain:
-                calls.append(GoCall(caller, chain, node.start_point.row + 1, locals_))
+                calls.append(GoCall(caller, chain, node.start_point.row + 1, locals_, at=node.start_byte))
         if locals_ is not None:
             for node in declares:
-                if not cases:
-                    self._declares(node, node.type, locals_)
-                    continue
                 here = Locals()
                 self._declares(node, node.type, here)
+                place = _place(node)
                 for name, bindings in here.declared.items():
                     for b in bindings:
                         chain = _in_case(b.chain, node.start_byte, cases) if b is not None else None
-                        locals_.add(name, Binding(b.type, chain, b.index) if b is not None and chain else b)
+                        bound = Binding(b.type, chain, b.index, b.returns) if b is not None and chain else b
+                        locals_.add(name, bound, place)
 
     @staticmethod
     def _declares(node: Node, kind: str, locals_: Locals) -> None:

@@ -306,7 +306,11 @@ class GoResolver:
             return Target("type", pkg.key, d.name, Def(pkg.key, f.relpath, d.member))
         return picked if picked is AMBIGUOUS else None
 
-    def binding(self, b: Binding, f: GoFile, locals_: Locals | None, depth: int) -> Found:
+    def binding(
+        self, b: Binding, f: GoFile, locals_: Locals | None, depth: int, at: int | None = None
+    ) -> Found:
+        """What a declaration binds its name to; `at`: where the declaration is (the names of its
+        expression are looked up from there)."""
         if depth > MAX_DEPTH:
             return None
         if b.type is not None:
@@ -316,21 +320,26 @@ class GoResolver:
         if b.chain is None or depth > MAX_DEPTH:
             return None
         if b.index and b.chain[-1:] == (CALL,):
-            callee = self.chain(b.chain[:-1], f, locals_, depth + 1)
+            callee = self.chain(b.chain[:-1], f, locals_, depth + 1, at)
             return self._called(callee, b.index, f, locals_)
-        return self.chain(b.chain, f, locals_, depth + 1)
+        return self.chain(b.chain, f, locals_, depth + 1, at)
 
     # -- chains ---------------------------------------------------------------------------------
 
-    def chain(self, chain: Chain, f: GoFile, locals_: Locals | None, depth: int = 0) -> Found:
+    def chain(
+        self, chain: Chain, f: GoFile, locals_: Locals | None, depth: int = 0, at: int | None = None
+    ) -> Found:
+        """What a chain denotes in f; `at`: the byte where it is written, which decides the local
+        declaration its head refers to (Go's block scoping; None: every declaration must agree)."""
         head, rest = chain[0], chain[1:]
         current: Found
-        if locals_ is not None and head in locals_.declared:
-            current = self._local(head, f, locals_, depth)
+        which = locals_.visible(head, at) if locals_ is not None and at is not None else None
+        if locals_ is not None and head in locals_.declared and (at is None or which is not None):
+            current = self._local(head, f, locals_, depth, which)
             if current is None:
                 return FUNCTION_VALUE
         else:
-            current = self.file_name(f, head, depth)
+            current = self.file_name(f, head, depth)  # not a local here: the package's (or a builtin)
         for attr in rest:
             if not isinstance(current, Target):
                 return current
@@ -356,13 +365,22 @@ class GoResolver:
             return Target("value", t.package, t.name, t.where)
         return t if t.kind in ("function", "type") else None
 
-    def _local(self, name: str, f: GoFile, locals_: Locals, depth: int) -> Found:
-        """What a local name holds: the one value every declaration of it gives (`s := new(T).Init()`
-        and a closure's `s *T` agree), or None."""
-        bindings = locals_.declared[name]
-        if any(b is None for b in bindings) or len(bindings) > MAX_DECLARATIONS or depth > MAX_DEPTH:
+    def _local(self, name: str, f: GoFile, locals_: Locals, depth: int, which: int | None) -> Found:
+        """What a local name holds: what its declaration `which` gives, or (which None) the one
+        value every declaration of it gives (`s := new(T).Init()` and a closure's `s *T` agree), or
+        None."""
+        declared = locals_.declared[name]
+        picked = list(range(len(declared))) if which is None else [which]
+        if (which is None and len(declared) > MAX_DECLARATIONS) or depth > MAX_DEPTH:
             return None
-        found = {_not_callable(self.binding(b, f, locals_, depth + 1)) for b in dict.fromkeys(bindings) if b}
+        if any(declared[i] is None for i in picked):
+            return None
+        places = locals_.places[name]
+        found = {
+            _not_callable(self.binding(b, f, locals_, depth + 1, places[i].at))
+            for i, b in {i: declared[i] for i in picked}.items()
+            if b
+        }
         one = found.pop() if len(found) == 1 else None
         if one is BUILTIN:
             return None  # `x := make(...)`, `n := len(...)`: a value of a type we cannot say

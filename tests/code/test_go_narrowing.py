@@ -1,7 +1,8 @@
 """Receivers only a type checker seemed to know, decided from declarations: a type switch's variable
 in a clause listing one type, the result of a call (a function's, a method's, a function value's,
-a function literal's held by a local), the values ranged over in a call's result — and never where
-Go gives the variable another type (fixture: tests/code/fixtures/goshapes, a module `go vet`
+a function literal's held by a local), the values ranged over in a call's result, each use of a
+name by the declaration Go's block scoping gives it — and never where Go gives the variable another
+type (fixture: tests/code/fixtures/goshapes, a module `go vet`
 accepts)."""
 
 from __future__ import annotations
@@ -57,10 +58,10 @@ def test_methods_on_what_calls_return(shapes):
         f"{USE}.local": "38",
     }
     go = report.languages["go"]
-    # t.Area() under `case *shape.Square, nil` and `default`: t has x's type, an interface (dynamic);
-    # unit(), f(t) and the closure's t.Area() (a name declared twice in Shadowed, with different
-    # types), and Literal's get(), two() and get(): unresolved, counted as function values
-    assert (go["function_values"], go["dynamic"]) == (6, 2)
+    # t.Area() under `case *shape.Square, nil` and `default`: t has x's type, an interface, and so
+    # has the closure's parameter t in Shadowed (dynamic); unit(), f(t), Literal's get(), two() and
+    # get(), Scoped's each(...) and Later's local(): unresolved, counted as function values
+    assert (go["function_values"], go["dynamic"]) == (7, 3)
 
 
 def test_a_variadic_parameter_is_a_slice_of_its_type(shapes):
@@ -84,4 +85,24 @@ def test_a_local_holding_a_function_literal_gives_its_declared_results(shapes):
         f"{SHAPE}.(*Circle).Area": "70",  # c := get(), and get().Scale(2).Area()
         f"{SHAPE}.Square.Area": "70",  # q, _ := two(): the literal's first result
         f"{SHAPE}.(*Circle).Scale": "70",
+    }
+
+
+def test_each_use_of_a_name_refers_to_the_declaration_its_block_sees(shapes):
+    service, _ = shapes
+    assert lines_to(service, f"{USE}.Scoped") == {
+        f"{SHAPE}.Unit": "75",
+        f"{SHAPE}.(*Circle).Area": "76,83,87,89",  # the outer c, the ranged c, the block's c := c.Scale(2)
+        f"{SHAPE}.Square.Area": "77,80",  # the closure's parameter c, the if statement's c
+        f"{SHAPE}.Circles": "82",
+        f"{SHAPE}.(*Circle).Scale": "83,86,87",
+    }
+
+
+def test_a_name_used_before_a_local_of_that_name_is_the_packages(shapes):
+    service, _ = shapes
+    assert lines_to(service, f"{USE}.Later") == {
+        f"{USE}.local": "94",
+        f"{SHAPE}.(*Circle).Area": "94",  # local(): the package's function, a *shape.Circle
+        f"{SHAPE}.Square.Area": "96",  # local(): the literal declared on line 95
     }
