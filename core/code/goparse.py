@@ -89,7 +89,8 @@ class Place:
     at: int
 
 
-WHOLE_FUNCTION = Place(0, 1 << 62, 0, 0)  # parameters, results, receivers, type parameters
+_END = 1 << 62  # past any file
+WHOLE_FUNCTION = Place(0, _END, 0, 0)  # parameters, results, receivers, type parameters
 _SCOPES = frozenset(
     {
         "block",
@@ -118,7 +119,7 @@ def _place(node: Node) -> Place:
     while parent is not None and parent.type not in _SCOPES:
         parent = parent.parent
     if parent is None:
-        return Place(0, 1 << 62, node.end_byte, node.start_byte)
+        return Place(0, _END, node.end_byte, node.start_byte)
     return Place(parent.start_byte, parent.end_byte, node.end_byte, node.start_byte)
 
 
@@ -148,14 +149,6 @@ class Locals:
             (i for i in inside if places[i].end - places[i].start == innermost),
             key=lambda i: places[i].visible,
         )
-
-    def single(self, name: str) -> Binding | None:
-        """The binding when every declaration of the name binds the same (`var b Builder` in two
-        closures); None when they differ or one is unknown."""
-        found = self.declared.get(name)
-        if not found or found[0] is None or any(b != found[0] for b in found[1:]):
-            return None
-        return found[0]
 
 
 @dataclass(slots=True)
