@@ -477,9 +477,17 @@ class Indexer:
             if n % 20 == 0 or n == len(affected):
                 self._tick("comparing", n, len(affected))
         fresh = {i for i in desired if i not in stored} | recreate
-        for g in graphs.values():
-            for fact in g.contains:  # a changed child's edge carries its `def` line
-                if fact.subject_id in fresh or fact.object_id in fresh or fact.object_id in write:
+        for key, g in graphs.items():
+            # a changed child's edge carries its `def` line; a changed file's are all written again
+            # (unchanged ones are no-ops), since a run that died before its edges left its entities
+            # stored but not their `contains` edges
+            for fact in g.contains:
+                if (
+                    key in changed
+                    or fact.subject_id in fresh
+                    or fact.object_id in fresh
+                    or fact.object_id in write
+                ):
                     facts[fact.id] = fact
         if recreate:
             # every edge of a re-created entity is written again, callers in unparsed files included,
