@@ -5,8 +5,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from enum import StrEnum
+from functools import cached_property
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -180,10 +182,16 @@ class Entity(_Frozen):
         was most of the CPU of a read. Only for values that came in through this model."""
         return cls.model_construct(**fields)
 
-    @property
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Entity:
+        copied = super().model_copy(update=update, deep=deep)
+        copied.__dict__.pop("content_hash", None)  # computed again from the copy's fields
+        return copied
+
+    @cached_property
     def content_hash(self) -> str:
         """Hash of everything the indexes derive from this entity; a change means a stale index entry.
-        The search text joins the hash only when present, so entities without one keep their hash."""
+        The search text joins the hash only when present, so entities without one keep their hash.
+        Computed once per instance (the model is frozen; a copy computes its own)."""
         parts: list[Any] = [
             self.name,
             self.type,
@@ -313,6 +321,16 @@ def derived_fact_ids(fact: Fact) -> frozenset[str]:
     if fact.object_id is not None:
         ids.add(code_edge_id(fact.subject_id, fact.predicate, fact.object_id))
     return frozenset(ids)
+
+
+def is_derived_id(fact: Fact) -> bool:
+    """Whether the fact's id is one of `derived_fact_ids(fact)`, computing only the one its prefix
+    can be (`e_`: the edge id; `f_`: the default, then the legacy form)."""
+    if fact.id.startswith("e_"):
+        return fact.object_id is not None and fact.id == code_edge_id(
+            fact.subject_id, fact.predicate, fact.object_id
+        )
+    return fact.id == default_fact_id(fact) or fact.id == legacy_fact_id(fact)
 
 
 def _utc_text(when: datetime) -> str:

@@ -25,8 +25,44 @@ _ASSIGNMENT = re.compile(
 )
 
 
+# Substrings without which a pattern cannot match (the same index as _PATTERNS, then _ASSIGNMENT),
+# checked in the text as it stands before that pattern runs; the case-insensitive ones on the
+# lower-cased text, which is exact only for ASCII text (re's case folding pairs `s` with `ſ`, `k`
+# with the Kelvin sign, ...), so a text with any other character runs every pattern.
+_NEEDS: tuple[tuple[str, ...], ...] = (
+    ("-----BEGIN ",),
+    ("AKIA", "ASIA"),
+    ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    ("github_pat_",),
+    ("xox",),
+    ("sk-",),
+    ("AIza",),
+    ("eyJ",),
+    ("bearer", "basic"),  # case-insensitive
+    ("://",),
+)
+_FOLDED = frozenset({8})
+_ASSIGNMENT_NEEDS = ("passw", "secret", "token", "key")  # case-insensitive, and a ':' or '='
+
+
+def _assigned(m: re.Match[str]) -> str:
+    return f"{m.group(1)}{m.group(2)}{REDACTED}"
+
+
 def redact(text: str) -> str:
     """Return `text` with every recognised secret replaced by [REDACTED]."""
-    for pattern in _PATTERNS:
-        text = pattern.sub(REDACTED, text)
-    return _ASSIGNMENT.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
+    if not text.isascii():
+        for pattern in _PATTERNS:
+            text = pattern.sub(REDACTED, text)
+        return _ASSIGNMENT.sub(_assigned, text)
+    # a pattern runs only where the text as it stands holds its literal part (most text holds no
+    # secret): the same result as running every pattern
+    lower = text.lower()
+    for n, (pattern, needs) in enumerate(zip(_PATTERNS, _NEEDS, strict=True)):
+        where = lower if n in _FOLDED else text
+        if any(s in where for s in needs):
+            text = pattern.sub(REDACTED, text)
+            lower = text.lower()
+    if ("=" in text or ":" in text) and any(s in lower for s in _ASSIGNMENT_NEEDS):
+        text = _ASSIGNMENT.sub(_assigned, text)
+    return text

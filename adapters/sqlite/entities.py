@@ -47,7 +47,9 @@ def upsert(conn: sqlite3.Connection, key: Key, entities: Sequence[Entity], now: 
     created = updated = unchanged = 0
     for e in entities:
         check_owner(e, key)
-        row = conn.execute(_SELECT_ONE, (*key, e.id)).fetchone()
+    stored = stored_rows(conn, key, _GET, [e.id for e in entities])
+    for e in entities:
+        row = stored[e.id] if stored is not None else conn.execute(_SELECT_ONE, (*key, e.id)).fetchone()
         if row is not None and codec.same_entity(row, e):
             unchanged += 1
             continue
@@ -68,6 +70,18 @@ SELECT e.* FROM json_each(?4) AS j
 CROSS JOIN entities AS e ON e.tenant_id = ?1 AND e.namespace = ?2 AND e.graph_id = ?3 AND e.id = j.value
 ORDER BY j.key
 """
+
+
+def stored_rows(
+    conn: sqlite3.Connection, key: Key, query: str, ids: Sequence[str]
+) -> dict[str, sqlite3.Row | None] | None:
+    """The stored row of every id (None where there is none), read in one query; None when an id
+    repeats (each occurrence must then see what the one before it wrote: read them one at a time)."""
+    if len(set(ids)) != len(ids):
+        return None
+    found: dict[str, sqlite3.Row | None] = dict.fromkeys(ids)
+    found.update((r["id"], r) for r in conn.execute(query, (*key, json_list(ids))))
+    return found
 
 
 def get_by_ids(conn: sqlite3.Connection, key: Key, ids: Sequence[str]) -> list[Entity]:

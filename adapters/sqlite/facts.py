@@ -17,9 +17,13 @@ from graphctx.model import Fact
 
 from . import codec
 from .db import Key, json_list, ts
-from .entities import existing_ids
+from .entities import existing_ids, stored_rows
 
 _SELECT_ONE = "SELECT * FROM facts WHERE tenant_id = ?1 AND namespace = ?2 AND graph_id = ?3 AND id = ?4"
+_SELECT_MANY = """
+SELECT f.* FROM json_each(?4) AS j
+CROSS JOIN facts AS f ON f.tenant_id = ?1 AND f.namespace = ?2 AND f.graph_id = ?3 AND f.id = j.value
+"""
 _REPLACE = """
 INSERT OR REPLACE INTO facts (
     tenant_id, namespace, graph_id, id, subject_id, predicate, object_id, value, source, confidence,
@@ -33,8 +37,9 @@ def upsert(conn: sqlite3.Connection, key: Key, facts: Sequence[Fact], now: str) 
         check_owner(f, key)
     require_endpoints(facts, existing_ids(conn, key, endpoints(facts)))
     created = updated = unchanged = 0
+    stored = stored_rows(conn, key, _SELECT_MANY, [f.id for f in facts])
     for f in facts:
-        row = conn.execute(_SELECT_ONE, (*key, f.id)).fetchone()
+        row = stored[f.id] if stored is not None else conn.execute(_SELECT_ONE, (*key, f.id)).fetchone()
         if row is not None and codec.same_fact(row, f):
             unchanged += 1
             continue

@@ -14,7 +14,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_valida
 
 from graphctx import bounds
 from graphctx.errors import InputError
-from graphctx.model import PREDICATES, RESERVED_FACT_ID, Entity, Fact, IndexedHash, derived_fact_ids
+from graphctx.model import PREDICATES, RESERVED_FACT_ID, Entity, Fact, IndexedHash, is_derived_id
 
 CATALOG_VERSION = 1
 
@@ -88,7 +88,7 @@ def own_derived_ids(facts: tuple[Fact, ...]) -> tuple[Fact, ...]:
     such an id at its subject, and two contents under one id would be two edges of one fact. Raised
     as InputError (not a ValueError), so every caller gets the typed error, whichever store runs."""
     for f in facts:
-        if RESERVED_FACT_ID.fullmatch(f.id) and f.id not in derived_fact_ids(f):
+        if RESERVED_FACT_ID.fullmatch(f.id) and not is_derived_id(f):
             raise InputError(
                 f"fact id {f.id!r} has the form of an id derived from a fact's content but names other "
                 "content (subject, predicate, object, value or valid_from): a derived id names its "

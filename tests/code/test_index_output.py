@@ -1,0 +1,133 @@
+"""What a fresh index writes is pinned: the graph (ids, content hashes, out-edges), the two indexes and
+the answers of searches over a Python tree (secrets, docstrings, calls across modules, a document)
+and the Go fixture are digests recorded from the indexer before the indexing-speed work (issue 14,
+item 5), so a faster path that changes any of it fails here. An index run that dies part-way is
+completed by the next run to exactly the snapshot of a clean one."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from graphctx.errors import BackendError
+from graphctx.scope import Scope
+from graphctx.service import ContextService
+from tests.code.go_fixture import copy_goshop
+from tests.code.index_helpers import assert_indexes_match_graph, graph_snapshot, write_repo
+from tests.conftest import fixed_clock, make_settings
+
+SCOPE = Scope("output", "default")
+TREE = {
+    "shop/__init__.py": '"""The shop."""\nfrom shop.pay import charge\n\n__all__ = ["charge"]\n',
+    "shop/pay.py": '''"""Payments: charge a card and retry on a declined token.
+
+The gateway key is sk-abcdefghijklmnopqrstuvwx and password = "hunter22"; neither is stored.
+"""
+
+from shop.util import retry
+
+API_TOKEN = "ghp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+
+
+class Gateway:
+    """Talks to https://user:secret@pay.example.com with a bearer abcdefghijklmnopqrstuv."""
+
+    def send(self, amount: int) -> bool:
+        """Send one charge; the token is refreshed first."""
+        return amount > 0
+
+
+def charge(amount: int) -> bool:
+    """Charge the card (naïve état: non-ASCII text runs every redaction pattern)."""
+    return retry(lambda: Gateway().send(amount))
+''',
+    "shop/util.py": '''"""Helpers."""
+
+
+def retry(call, times: int = 3):
+    """Call until it returns something true, at most `times` times."""
+    for _ in range(times):
+        if call():
+            return True
+    return False
+''',
+    "tests/test_pay.py": "from shop.pay import charge\n\n\ndef test_charge():\n    assert charge(1)\n",
+    "README.md": "# Shop\n\nCall `charge` to pay.\n\n## Retry\n\nshop.util.retry retries a call.\n",
+}
+QUERIES = ("charge the card", "retry a call", "gateway token", "shop")
+
+# recorded with the indexer of main at d8ffa23 (before the indexing-speed changes)
+PINNED = {
+    "python": "3f48f6014c6d5bfafcf4065d668156e99c09a644dcbc660eabbdcce44457db6c",
+    "go": "d765fa161003543e77af6f18eac06ad6f4cbd1237e07da92ee35aae947b83088",
+}
+
+
+def _answers(service: ContextService) -> list[dict]:
+    out = []
+    for q in QUERIES:
+        env = service.search(SCOPE, q)
+        env.pop("timings_ms", None)
+        env.pop("as_of", None)
+        out.append(env)
+    return out
+
+
+def _digest(service: ContextService) -> str:
+    hashes, facts = graph_snapshot(service, SCOPE)
+    indexes = assert_indexes_match_graph(service, SCOPE)
+    what = {
+        "hashes": hashes,
+        "facts": sorted(map(list, facts), key=str),
+        "indexes": indexes,
+        "search": _answers(service),
+    }
+    return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()
+
+
+@pytest.mark.parametrize("lang", ["python", "go"])
+def test_a_fresh_index_writes_what_it_wrote_before(service: ContextService, tmp_path: Path, lang: str):
+    root = write_repo(tmp_path / "shop", TREE) if lang == "python" else copy_goshop(tmp_path)
+    service.index_repository(SCOPE, root)
+    assert _digest(service) == PINNED[lang]
+
+
+def _fail_on(service: ContextService, name: str, nth: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The graph refuses the nth call of a template: the run dies after part of its writes."""
+    graph = service.stores.graph
+    real_run = graph.run
+    seen = {"n": 0}
+
+    def failing_run(template, scope, params):
+        if template.name == name:
+            seen["n"] += 1
+            if seen["n"] == nth:
+                raise BackendError("graph went away")
+        return real_run(template, scope, params)
+
+    monkeypatch.setattr(graph, "run", failing_run)
+
+
+# entity.upsert's first call registers the repository, its second writes the symbols; the edges
+# follow in fact.upsert, before the files' own sha
+@pytest.mark.parametrize(("template", "nth"), [("entity.upsert", 2), ("fact.upsert", 1)])
+def test_a_fresh_index_that_dies_part_way_is_completed_by_the_next_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, template: str, nth: int
+):
+    root = write_repo(tmp_path / "shop", TREE)
+    with ContextService.open(make_settings(tmp_path / "clean"), clock=fixed_clock) as clean:
+        clean.index_repository(SCOPE, root)
+        expected = graph_snapshot(clean, SCOPE)
+    settings = make_settings(tmp_path / "data")
+    with ContextService.open(settings, clock=fixed_clock) as service, monkeypatch.context() as patch:
+        _fail_on(service, template, nth, patch)
+        with pytest.raises(BackendError):
+            service.index_repository(SCOPE, root)
+    with ContextService.open(settings, clock=fixed_clock) as service:  # a new process: journal replayed
+        service.index_repository(SCOPE, root)
+        assert graph_snapshot(service, SCOPE) == expected
+        assert_indexes_match_graph(service, SCOPE)
+        assert service.index_repository(SCOPE, root).entities_written == 0
