@@ -7,6 +7,7 @@ import os
 import platform
 import statistics
 import subprocess
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -81,3 +82,16 @@ def write_section(name: str, body: str) -> None:
         text = text.rstrip() + "\n\n" + block + "\n"
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(text, encoding="utf-8")
+
+
+def layout(tree: Path) -> Path:
+    """A directory to put on PYTHONPATH so that `import graphctx` is `tree`'s code (core/ with
+    adapters/ and contracts/ inside, out of symlinks, as .ci/layout builds it)."""
+    root = Path(tempfile.mkdtemp(prefix="graphctx-baseline-layout-"))
+    package = root / "graphctx"
+    package.mkdir()
+    for entry in (tree / "core").iterdir():
+        (package / entry.name).symlink_to(entry.resolve())
+    for name in ("adapters", "contracts"):
+        (package / name).symlink_to((tree / name).resolve())
+    return root

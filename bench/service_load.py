@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
-from _report import header, percentile, write_section
+from _report import header, layout, percentile, write_section
 from recall_latency import make_scope_data, queries, vocabulary
 
 from graphctx import registry
@@ -122,19 +122,6 @@ def request(rng: random.Random, store: Store) -> tuple[str, dict[str, object]]:
     if rng.random() < EXPLAIN_SHARE:
         return "explain", {"name": rng.choice(store.names)}
     return "recall", {"query": rng.choice(store.queries), "depth": rng.choice((1, 1, 2))}
-
-
-def layout(tree: Path) -> Path:
-    """A directory to put on PYTHONPATH so that `import graphctx` is `tree`'s code (core/ with
-    adapters/ and contracts/ inside, out of symlinks, as .ci/layout builds it)."""
-    root = Path(tempfile.mkdtemp(prefix="graphctx-baseline-layout-"))
-    package = root / "graphctx"
-    package.mkdir()
-    for entry in (tree / "core").iterdir():
-        (package / entry.name).symlink_to(entry.resolve())
-    for name in ("adapters", "contracts"):
-        (package / name).symlink_to((tree / name).resolve())
-    return root
 
 
 def install_env(pythonpath: Path | None) -> dict[str, str]:

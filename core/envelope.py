@@ -6,6 +6,7 @@ against a fixed-width placeholder and `used_tokens` is an upper bound computed o
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Callable
@@ -28,9 +29,14 @@ OMITTED_NAMES = 5
 """... and at most this many names (the count says how many were cut)."""
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+"""json.dumps's encoder for these arguments, made once: json.dumps builds a new one on every call
+with non-default arguments (the budget serialises a hundred pieces per answer)."""
+
+
 def dumps(data: Any) -> str:
     """The canonical serialisation every transport returns."""
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return _ENCODER.encode(data)
 
 
 def size_bytes(data: Any) -> int:
@@ -92,10 +98,16 @@ _VARYING = ("timings_ms", "budget", "isolation")
 """The envelope's keys measured with placeholders (their values must not decide what fits)."""
 
 
+@functools.lru_cache(maxsize=256)
+def _key(name: str) -> str:
+    """An envelope key's JSON (a handful of fixed names, serialised once each)."""
+    return dumps(name)
+
+
 def _joined(data: dict[str, Any], parts: dict[str, str]) -> str:
     # the compact JSON of an object is "{" + ",".join(key ":" value) + "}": the parts already
     # serialised are reused, the others serialised here
-    return "{" + ",".join(f"{dumps(k)}:{parts[k] if k in parts else dumps(v)}" for k, v in data.items()) + "}"
+    return "{" + ",".join(f"{_key(k)}:{parts[k] if k in parts else dumps(v)}" for k, v in data.items()) + "}"
 
 
 def tokens_for(n_bytes: int) -> int:

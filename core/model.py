@@ -179,8 +179,12 @@ class Entity(_Frozen):
     def from_store(cls, **fields: Any) -> Entity:
         """An entity read back from the store it was validated (bounds checked, summary and search
         text redacted) for when it was written: built without validating or redacting again, which
-        was most of the CPU of a read. Only for values that came in through this model."""
-        return cls.model_construct(**fields)
+        was most of the CPU of a read. Only for values that came in through this model.
+
+        A copy of an empty stored entity with the fields replaced (`model_copy(update=...)`, which
+        validates nothing, like `model_construct`, but copies the defaults as one dict instead of
+        visiting every field: half the time); a field not given keeps its default."""
+        return _STORED_ENTITY.model_copy(update=fields) if cls is Entity else cls.model_construct(**fields)
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Entity:
         copied = super().model_copy(update=update, deep=deep)
@@ -273,7 +277,7 @@ class Fact(_Frozen):
     def from_store(cls, **fields: Any) -> Fact:
         """A fact read back from the store it was validated (and its value redacted) for when it was
         written, with its id: built without validating again (see Entity.from_store)."""
-        return cls.model_construct(**fields)
+        return _STORED_FACT.model_copy(update=fields) if cls is Fact else cls.model_construct(**fields)
 
     def is_valid_at(self, when: datetime) -> bool:
         if self.valid_from and when < self.valid_from:
@@ -285,6 +289,12 @@ class Fact(_Frozen):
         if self.valid_from and when < self.valid_from:
             return "future"
         return "ended" if self.valid_to and when >= self.valid_to else "current"
+
+
+_STORED_ENTITY = Entity.model_construct(id="", name="")
+_STORED_FACT = Fact.model_construct(id="", subject_id="", predicate="")
+"""What from_store copies: every default, and the fields a stored record always has (so a copy's
+`model_fields_set` is the fields given, as model_construct's)."""
 
 
 def default_fact_id(fact: Fact) -> str:

@@ -12,6 +12,7 @@ from graphctx.kernel.templates import (
     DeleteResult,
     EntityFindExactParams,
     EntityHashesParams,
+    EntityList,
     EntityName,
     EntityNames,
     ExactField,
@@ -89,6 +90,11 @@ def get_by_ids(conn: sqlite3.Connection, key: Key, ids: Sequence[str]) -> list[E
     return [codec.entity(r) for r in conn.execute(_GET, (*key, json_list(unique(ids))))]
 
 
+def entity_list(conn: sqlite3.Connection, key: Key, ids: Sequence[str]) -> EntityList:
+    """entity.get_by_ids's answer: entities this adapter just decoded, not validated again."""
+    return EntityList.trusted(entities=tuple(get_by_ids(conn, key, ids)))
+
+
 _NAMES = """
 SELECT e.id, e.name, e.qualified_name, e.tenant_id, e.namespace, e.graph_id FROM json_each(?4) AS j
 CROSS JOIN entities AS e ON e.tenant_id = ?1 AND e.namespace = ?2 AND e.graph_id = ?3 AND e.id = j.value
@@ -107,9 +113,20 @@ def names(conn: sqlite3.Connection, key: Key, ids: Sequence[str]) -> EntityNames
     )
 
 
+_IDS = """
+SELECT e.id FROM json_each(?4) AS j
+CROSS JOIN entities AS e ON e.tenant_id = ?1 AND e.namespace = ?2 AND e.graph_id = ?3 AND e.id = j.value
+ORDER BY j.key
+"""
+
+
+def ids_in_scope(conn: sqlite3.Connection, key: Key, ids: Sequence[str]) -> list[str]:
+    """The ids get_by_ids would answer, in its order, without reading or decoding the entities."""
+    return [r[0] for r in conn.execute(_IDS, (*key, json_list(unique(ids))))]
+
+
 def existing_ids(conn: sqlite3.Connection, key: Key, ids: Sequence[str]) -> set[str]:
-    rows = conn.execute(_GET, (*key, json_list(unique(ids))))
-    return {r["id"] for r in rows}
+    return set(ids_in_scope(conn, key, ids))
 
 
 # One query per field, driven by the probe list (CROSS JOIN fixes the join order) through the field's

@@ -26,7 +26,7 @@ _Impl = Callable[[sqlite3.Connection, Key, Any, str], BaseModel]
 
 _IMPLS: dict[str, _Impl] = {
     t.ENTITY_UPSERT.name: lambda c, k, p, now: entities.upsert(c, k, p.entities, now),
-    t.ENTITY_GET.name: lambda c, k, p, now: t.EntityList(entities=tuple(entities.get_by_ids(c, k, p.ids))),
+    t.ENTITY_GET.name: lambda c, k, p, now: entities.entity_list(c, k, p.ids),
     t.ENTITY_NAMES.name: lambda c, k, p, now: entities.names(c, k, p.ids),
     t.ENTITY_FIND_EXACT.name: lambda c, k, p, now: entities.find_exact(c, k, p),
     t.ENTITY_DELETE.name: lambda c, k, p, now: entities.delete(c, k, p.ids),

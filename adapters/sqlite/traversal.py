@@ -12,10 +12,11 @@ from collections.abc import Sequence
 from graphctx.kernel import walk as graph_walk
 from graphctx.kernel.templates import Direction, NeighbourhoodParams, PathResult, ShortestPathParams, Subgraph
 from graphctx.kernel.walk import Hop, Step, step_order
+from graphctx.model import Fact
 
 from . import codec
 from .db import Key, json_list, ts
-from .entities import get_by_ids
+from .entities import get_by_ids, ids_in_scope
 
 # ?4 frontier ids, ?5/?6 edge allowlist (count, list), ?7 as_of, ?8 edges kept per frontier node.
 # The window keeps the first ?8 edges of each frontier node in catalogue order and counts the rest.
@@ -59,8 +60,13 @@ def hop(
     edge_types: Sequence[str],
     as_of: str,
     per_node: int = _UNLIMITED,
+    built: dict[str, Fact] | None = None,
 ) -> Hop:
-    """Steps from the frontier in catalogue edge order, and how many edges the per-node cut left out."""
+    """Steps from the frontier in catalogue edge order, and how many edges the per-node cut left out.
+
+    `built` holds the facts a traversal already decoded, by id: an edge met again (from its other
+    end, in the other direction or on the next hop) is the same fact, not decoded a second time."""
+    built = {} if built is None else built
     steps: list[Step] = []
     cut = 0
     queries = {"out": (_HOP_OUT,), "in": (_HOP_IN,), "both": (_HOP_OUT, _HOP_IN)}[direction]
@@ -69,7 +75,10 @@ def hop(
         for row in conn.execute(sql, bound):
             if row["rn"] == 1:
                 cut += max(0, row["total"] - per_node)
-            steps.append(Step(row["near"], row["far"], codec.fact(row)))
+            fact = built.get(row["id"])
+            if fact is None:
+                fact = built[row["id"]] = codec.fact(row)
+            steps.append(Step(row["near"], row["far"], fact))
     steps.sort(key=step_order)
     return Hop(steps, cut)
 
@@ -77,8 +86,9 @@ def hop(
 def neighbourhood(conn: sqlite3.Connection, key: Key, p: NeighbourhoodParams, now: str) -> Subgraph:
     """BFS to `depth` hops (graph_walk.neighbourhood), from the roots that exist in the scope."""
     as_of = ts(p.as_of) or now
+    built: dict[str, Fact] = {}
     return graph_walk.neighbourhood(
-        [e.id for e in get_by_ids(conn, key, p.roots)],  # every root the first hop gets exists
+        ids_in_scope(conn, key, p.roots),  # every root the first hop gets exists
         depth=p.depth,
         limit=p.limit,
         hop=lambda frontier: hop(
@@ -89,6 +99,7 @@ def neighbourhood(conn: sqlite3.Connection, key: Key, p: NeighbourhoodParams, no
             edge_types=p.edge_types,
             as_of=as_of,
             per_node=p.per_direction_limit,
+            built=built,
         ),
         hydrate=lambda ids: get_by_ids(conn, key, ids),
     )
@@ -97,12 +108,13 @@ def neighbourhood(conn: sqlite3.Connection, key: Key, p: NeighbourhoodParams, no
 def shortest_path(conn: sqlite3.Connection, key: Key, p: ShortestPathParams, now: str) -> PathResult:
     """Layered BFS from the source (graph_walk.shortest_path), one query per layer and direction."""
     as_of = ts(p.as_of) or now
+    built: dict[str, Fact] = {}
     return graph_walk.shortest_path(
         p.source,
         p.target,
         max_depth=p.max_depth,
         hop=lambda frontier: hop(
-            conn, key, frontier, direction=p.direction, edge_types=p.edge_types, as_of=as_of
+            conn, key, frontier, direction=p.direction, edge_types=p.edge_types, as_of=as_of, built=built
         ),
         hydrate=lambda ids: get_by_ids(conn, key, ids),
     )

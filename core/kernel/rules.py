@@ -93,5 +93,5 @@ def find_exact(p: EntityFindExactParams, lookup: ExactLookup) -> ExactMatches:
             seen.add(e.id)
             probe = probes[at]
             value = folded[probe] if field in _CASEFOLDED else probe
-            matches.append(ExactMatch(entity=e, field=field, value=value))
-    return ExactMatches(matches=tuple(matches[: p.limit]))
+            matches.append(ExactMatch.trusted(entity=e, field=field, value=value))
+    return ExactMatches.trusted(matches=tuple(matches[: p.limit]))

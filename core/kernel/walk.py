@@ -74,10 +74,10 @@ def neighbourhood(
     entities = {e.id: e for e in hydrate(list(depth_of))}
     nodes = sorted(
         # an entity deleted between the hops and now is left out
-        (Node(entity=entities[i], depth=d) for i, d in depth_of.items() if i in entities),
+        (Node.trusted(entity=entities[i], depth=d) for i, d in depth_of.items() if i in entities),
         key=lambda n: (n.depth, n.entity.id),
     )
-    return Subgraph(
+    return Subgraph.trusted(
         nodes=tuple(nodes),
         edges=tuple(sorted(edges.values(), key=fact_order)),
         truncated=omitted > 0,
@@ -111,7 +111,7 @@ def shortest_path(source: str, target: str, *, max_depth: int, hop: HopFn, hydra
     hydrated = {e.id: e for e in hydrate(node_ids)}
     if any(i not in hydrated for i in node_ids):  # an entity deleted between the hops and now
         return PathResult()
-    return PathResult(nodes=tuple(hydrated[i] for i in node_ids), edges=tuple(path_edges))
+    return PathResult.trusted(nodes=tuple(hydrated[i] for i in node_ids), edges=tuple(path_edges))
 
 
 def _walk(

@@ -88,7 +88,7 @@ class Isolation:
             dist.update(dict.fromkeys(frontier, d))
         unreached = len(entities) - len(dist)
         self.rejected += unreached  # in scope, but reached only through something that was not
-        nodes = sorted((Node(entity=entities[i], depth=d) for i, d in dist.items()), key=_node_order)
+        nodes = sorted((Node.trusted(entity=entities[i], depth=d) for i, d in dist.items()), key=_node_order)
         kept = [e for e in edges if e.subject_id in dist and (e.object_id or "") in dist]
         return Admitted(nodes, kept, self.rejected == before, sub.truncated, sub.omitted)
 

@@ -263,13 +263,17 @@ class Retriever:
         missing: set[str] = set()
         stale: set[str] = set()
         fresh: dict[str, list[str]] = {}
+        hashes: dict[str, str] = {}  # an entity both legs found is hashed once
         for leg, hits in (("bm25", lexical_hits), ("dense", dense_hits)):
             fresh[leg] = []
             for hit in hits:
                 entity = by_id.get(hit.entity_id)
                 if entity is None:
                     missing.add(hit.entity_id)
-                elif hit.content_hash != entity.content_hash:
+                    continue
+                if entity.id not in hashes:
+                    hashes[entity.id] = entity.content_hash
+                if hit.content_hash != hashes[entity.id]:
                     stale.add(hit.entity_id)
                 else:
                     fresh[leg].append(hit.entity_id)

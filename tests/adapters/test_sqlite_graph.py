@@ -815,3 +815,62 @@ def test_readers_outnumbering_the_read_connections_wait_their_turn_not_fail(tmp_
         assert store.run(t.SCOPE_STATS, A, t.NoParams()).entities == 61
     finally:
         store.close()
+
+
+# ---- reads decode only what they answer (issue 14 item 3) ---------------------------------------
+
+
+class Decoded:
+    """Counts the stored rows a read decodes into models (Entity.from_store / Fact.from_store)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.entities: list[str] = []
+        self.facts: list[str] = []
+        for model, seen in ((Entity, self.entities), (Fact, self.facts)):
+            real = model.from_store
+
+            def counted(real: Any = real, seen: list[str] = seen, **fields: Any) -> Any:
+                seen.append(fields["id"])
+                return real(**fields)
+
+            monkeypatch.setattr(model, "from_store", counted)
+
+
+def test_a_traversal_decodes_each_fact_once_and_only_the_entities_it_answers(
+    tree: SqliteGraphStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both directions, two hops: r -> a is met from r (out), from a (in) and again on the second
+    hop; it is one fact, decoded once. The roots' check reads ids only: the entities decoded are
+    the nodes answered, each once."""
+    decoded = Decoded(monkeypatch)
+    sub = hood(tree, A, "r", "a", depth=2)
+    assert sorted(decoded.facts) == sorted({f.id for f in sub.edges}) and sub.edges
+    assert sorted(decoded.entities) == sorted(n.entity.id for n in sub.nodes)
+    decoded.facts.clear()
+    found = tree.run(t.SHORTEST_PATH, A, t.ShortestPathParams(source="a1", target="x", direction="both"))
+    assert [n.id for n in found.nodes] == ["a1", "a", "r", "x"]
+    assert len(decoded.facts) == len(set(decoded.facts))
+
+
+def test_facts_between_two_roots_are_decoded_once(
+    tree: SqliteGraphStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    decoded = Decoded(monkeypatch)
+    got = from_roots(tree, A, "r", "a", "x")  # r -> a and x -> r come back from both statements
+    assert sorted(decoded.facts) == sorted(f.id for f in got.facts)
+    assert ("r", "a") in pairs(got.facts) and ("x", "r") in pairs(got.facts)
+
+
+def test_read_answers_equal_their_validated_form(tree: SqliteGraphStore) -> None:
+    """Results are assembled from decoded models without validating them again: the same values a
+    validating construction makes, with the same types (tuples), for every read the trunk makes."""
+    facts = from_roots(tree, A, "r", "a")
+    assert facts == t.FactList.model_validate(facts.model_dump()) and isinstance(facts.facts, tuple)
+    hydrated = tree.run(t.ENTITY_GET, A, t.EntityGetParams(ids=("r", "a", "ghost")))
+    assert hydrated == t.EntityList.model_validate(hydrated.model_dump())
+    exact = tree.run(t.ENTITY_FIND_EXACT, A, t.EntityFindExactParams(values=("r", "A")))
+    assert exact == t.ExactMatches.model_validate(exact.model_dump()) and len(exact.matches) == 2
+    sub = hood(tree, A, "r", depth=2)
+    assert sub == t.Subgraph.model_validate(sub.model_dump())
+    found = tree.run(t.SHORTEST_PATH, A, t.ShortestPathParams(source="r", target="a1"))
+    assert found == t.PathResult.model_validate(found.model_dump()) and len(found.nodes) == 3

@@ -1,3 +1,5 @@
+from datetime import UTC, datetime
+
 import pytest
 
 from graphctx import bounds
@@ -101,3 +103,32 @@ def test_a_facts_identity_includes_its_validity_start():
     # the end is not part of identity: ending a fact never changes what it is
     ended = first.model_copy(update={"valid_to": datetime(2025, 1, 13, tzinfo=UTC)})
     assert Fact(**{**ended.model_dump(), "id": ""}).id == first.id
+
+
+def test_a_stored_record_is_rebuilt_exactly_as_it_was_validated():
+    """from_store makes what validation made, field for field, without validating again; the fields
+    it is not given keep their defaults, and no two records share a mutable part."""
+    when = datetime(2025, 1, 2, tzinfo=UTC)
+    entity = Entity(
+        id="e1", name="pay", aliases=["p", "payments"], summary="s", created_at=when, tenant_id="t"
+    )
+    fields = {name: getattr(entity, name) for name in Entity.model_fields}
+    again = Entity.from_store(**fields)
+    assert (
+        again == entity
+        and again.model_dump() == entity.model_dump()
+        and again.content_hash == entity.content_hash
+    )
+    assert again.model_fields_set == set(fields)
+    assert Entity.from_store(id="e2", name="n") == Entity(id="e2", name="n")
+    assert Entity.from_store(id="e2", name="n").model_fields_set == {"id", "name"}
+    fact = Fact(subject_id="e1", predicate="owns", object_id="e2", value="v", valid_from=when, tenant_id="t")
+    rebuilt = Fact.from_store(**{name: getattr(fact, name) for name in Fact.model_fields})
+    assert rebuilt == fact and rebuilt.model_dump() == fact.model_dump() and hash(rebuilt) == hash(fact)
+    assert Fact.from_store(id="f", subject_id="a", predicate="owns", object_id="b") == Fact(
+        id="f", subject_id="a", predicate="owns", object_id="b"
+    )
+    one, two = Entity.from_store(id="a", name="a"), Entity.from_store(id="b", name="b")
+    assert one.__dict__ is not two.__dict__ and (one.id, two.id) == ("a", "b")
+    with pytest.raises(Exception, match="frozen"):
+        one.name = "changed"  # type: ignore[misc]
