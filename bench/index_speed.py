@@ -78,9 +78,10 @@ def side_by_side(args: argparse.Namespace, tree: Path, tmp: Path, what: str) -> 
         run = index_once(tree, embedder, tmp / f"store-w{w}", w)
         report = run["report"]
         print("graphctx", w, {k: v for k, v in run.items() if k != "report"}, file=sys.stderr)
+        workers = f"{w} parse worker(s)" if w else "index_workers unset (1, serial)"
         rows.append(
             (
-                f"graphctx index, {embedder}, {w} parse worker(s)",
+                f"graphctx index, {embedder}, {workers}",
                 run["wall_s"],
                 run["cpu_s"],
                 run["noop_s"],
