@@ -5,11 +5,13 @@ during the call and replayed bare right after it in the same run, summed. Prints
 of docs/results.md only with --write.
 
     python bench/recall_latency.py --sizes 10000 100000 --tenants 3 --queries 200 --write
+    python bench/recall_latency.py --sizes 100000 --keep --work /tmp/rl   # load once, then re-run on it
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import shutil
@@ -163,23 +165,35 @@ def replay(calls: list[tuple], parts: dict[str, list[float]]) -> float:
     return total
 
 
-def run(size: int, tenants: int, n_queries: int, work: Path, embedder: str) -> tuple[str, float]:
+def run(
+    size: int, tenants: int, n_queries: int, work: Path, embedder: str, keep: bool = False
+) -> tuple[str, float]:
     rng = random.Random(size)
     vocab = vocabulary(rng)
     data_dir = work / f"recall-{size}"
-    shutil.rmtree(data_dir, ignore_errors=True)
+    marker = data_dir / "loaded.json"
+    loaded = {"size": size, "tenants": tenants, "embedder": embedder}
+    reuse = keep and marker.exists() and json.loads(marker.read_text()).get("load") == loaded
+    if not reuse:
+        shutil.rmtree(data_dir, ignore_errors=True)
     settings = Settings(data_dir=data_dir, embedder=embedder)
     with ContextService.open(settings) as service:
         started = time.perf_counter()
         first: list[dict] = []
         for t in range(tenants):
             entities, facts = make_scope_data(random.Random(size * 100 + t), vocab, size)
+            first = first or entities
+            if reuse:
+                continue
             for i in range(0, len(entities), CHUNK):  # one call holds at most 100k records (the bound)
                 service.remember(Scope(f"tenant-{t}"), entities[i : i + CHUNK])
             for i in range(0, len(facts), CHUNK):
                 service.remember(Scope(f"tenant-{t}"), facts=facts[i : i + CHUNK])
-            first = first or entities
         load_s = time.perf_counter() - started
+        if reuse:
+            load_s = json.loads(marker.read_text())["load_s"]
+        elif keep:
+            marker.write_text(json.dumps({"load": loaded, "load_s": load_s}))
         scope = Scope("tenant-0")
         qs = queries(random.Random(1), first, n_queries)
         for q in qs[:10]:  # warm caches
@@ -229,10 +243,16 @@ def main() -> None:
     parser.add_argument("--embedder", default="wordllama")
     parser.add_argument("--work", type=Path, default=Path(__file__).parent / ".work")
     parser.add_argument("--write", action="store_true", help="write the section into docs/results.md")
+    parser.add_argument(
+        "--keep",
+        action="store_true",
+        help="keep each loaded store in --work and reuse it on the next run with the same size, tenants and "
+        "embedder (the load time reported is the first run's)",
+    )
     args = parser.parse_args()
     parts = []
     for size in args.sizes:
-        text, _ = run(size, args.tenants, args.queries, args.work, args.embedder)
+        text, _ = run(size, args.tenants, args.queries, args.work, args.embedder, args.keep)
         print(text, flush=True)
         parts.append(text)
     command = "python bench/recall_latency.py " + " ".join(sys.argv[1:])

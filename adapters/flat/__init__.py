@@ -22,5 +22,10 @@ def create_flat_index(settings: Settings, model_id: str, dimension: int) -> Flat
     if not settings.read_only:
         ensure_dir(path)
     return FlatVectorIndex(
-        path, model_id, dimension, read_only=settings.read_only, max_open_scopes=own.max_open_scopes
+        path,
+        model_id,
+        dimension,
+        read_only=settings.read_only,
+        max_open_scopes=own.max_open_scopes,
+        codes_min_rows=own.codes_min_rows,
     )

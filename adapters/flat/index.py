@@ -45,12 +45,14 @@ from graphctx.kernel.ports import CacheSizes, Capabilities, VectorHit, VectorRec
 from graphctx.scope import Scope
 from graphctx.vectors import checked_vector, collection_name, valid_rows
 
+from .codes import SLACK, CodeBook, candidates
 from .shard import ScopeShard, Snapshot, read_scope
 
 MAX_K = 100
 MAX_DIMENSION = 65_536
 LOCK_FILE = "writer.lock"
 MAX_OPEN_SCOPES = 256  # FlatSettings.max_open_scopes' default
+CODES_MIN_ROWS = 8192  # FlatSettings.codes_min_rows' default
 
 log = logging.getLogger("graphctx.adapters.flat")
 
@@ -79,6 +81,31 @@ def _clamp_k(k: int) -> int:
     if isinstance(k, bool) or not isinstance(k, int):
         raise InputError(f"k must be an integer, got {type(k).__name__}")
     return max(1, min(k, MAX_K))
+
+
+def shortlist(scores: NDArray[np.float32], k: int) -> NDArray[np.intp]:
+    """Rows whose BLAS score is within SLACK of the k-th best: the only rows that can be in the top
+    k once every row is scored the same way (`ranked`)."""
+    n = len(scores)
+    if n <= k:
+        return np.flatnonzero(np.isfinite(scores))
+    kth = np.partition(scores, n - k)[n - k]
+    return np.flatnonzero((scores >= kth - SLACK) & np.isfinite(scores))
+
+
+def ranked(
+    matrix: NDArray[np.float32],
+    ids: Sequence[str],
+    rows: NDArray[np.intp],
+    query: NDArray[np.float32],
+    k: int,
+) -> list[tuple[int, float]]:
+    """The k best of `rows` by (score descending, entity id), each row's score a sum of its own
+    products: identical rows score identically, which BLAS (blocks of rows, another order for the
+    rows left over) does not promise, and ties by id depend on it."""
+    scores = np.einsum("ij,j->i", matrix[rows], query)
+    picked = top_rows(scores, [ids[r] for r in rows.tolist()], k)
+    return [(int(rows[i]), float(scores[i])) for i in picked]
 
 
 def top_rows(scores: NDArray[np.float32], ids: Sequence[str], k: int) -> list[int]:
@@ -110,6 +137,7 @@ class FlatVectorIndex:
         *,
         read_only: bool = False,
         max_open_scopes: int = MAX_OPEN_SCOPES,
+        codes_min_rows: int = CODES_MIN_ROWS,
     ) -> None:
         if not isinstance(model_id, str) or not model_id.strip():
             raise ConfigError("vector index needs a non-empty embedding model id")
@@ -121,12 +149,15 @@ class FlatVectorIndex:
             raise ConfigError(f"vector dimension must be an integer in 1..{MAX_DIMENSION}, got {dimension!r}")
         if isinstance(max_open_scopes, bool) or not isinstance(max_open_scopes, int) or max_open_scopes < 1:
             raise ConfigError(f"max_open_scopes must be a positive integer, got {max_open_scopes!r}")
+        if isinstance(codes_min_rows, bool) or not isinstance(codes_min_rows, int) or codes_min_rows < 0:
+            raise ConfigError(f"codes_min_rows must be an integer >= 0, got {codes_min_rows!r}")
         self.model_id = model_id
         self.dimension = dimension
         self.read_only = read_only
         self.path = Path(path) / f"{collection_name(model_id)}-{dimension}"
         self._lock = threading.Lock()
         self.max_open_scopes = max_open_scopes
+        self.codes_min_rows = codes_min_rows
         self._shards: OrderedDict[Scope, ScopeShard] = OrderedDict()  # least recently used first
         self._evictions = 0
         self._closed = False
@@ -255,19 +286,60 @@ class FlatVectorIndex:
         shard, snap = self._snapshot(scope)
         if shard is None or snap is None or snap.live == 0:
             return []
-        scores = snap.matrix @ query  # BLAS: the GIL is released for the product
-        if snap.dead is not None:
-            scores[snap.dead] = -np.inf
+        if snap.codes is not None and snap.codes.rows == snap.rows:
+            rows = candidates(snap.codes, snap.matrix, snap.dead, query, k)
+        else:
+            scores = snap.matrix @ query  # BLAS: the GIL is released for the product
+            if snap.dead is not None:
+                scores[snap.dead] = -np.inf
+            rows = shortlist(scores, k)
+        found = ranked(snap.matrix, snap.ids, rows, query, k)
+        self._maybe_code(scope, shard)
         stored = shard.scope.as_dict()  # what the directory holds: core re-checks it
         return [
-            VectorHit(
-                entity_id=snap.ids[row],
-                score=float(scores[row]),
-                content_hash=snap.hashes[row],
-                **stored,
-            )
-            for row in top_rows(scores, snap.ids, k)
+            VectorHit(entity_id=snap.ids[row], score=score, content_hash=snap.hashes[row], **stored)
+            for row, score in found
         ]
+
+    # -- codes (codes.py): built in the background, used once installed ------------------------
+
+    def _maybe_code(self, scope: Scope, shard: ScopeShard) -> None:
+        with self._lock:
+            shard.searches += 1
+            if self._closed or not shard.wants_codes(self.codes_min_rows):
+                return
+            shard.coding = True
+            snap, generation = shard.snapshot, shard.generation
+        threading.Thread(
+            target=self._build_codes,
+            args=(scope, shard, snap, generation),
+            name="graphctx-flat-codes",
+            daemon=True,
+        ).start()
+
+    def _build_codes(self, scope: Scope, shard: ScopeShard, snap: Snapshot, generation: int) -> None:
+        try:
+            import numkong  # noqa: F401  (its first import is slow: paid here, not by a search)
+
+            book = CodeBook(snap.matrix[: snap.rows])
+        except Exception:  # the searches stay brute force (exact): worth a log line, not a failure
+            log.exception("flat vector codes of %s could not be built", scope)
+            book = None
+        with self._lock:
+            shard.coding = False
+            if book is not None and not self._closed and self._shards.get(scope) is shard:
+                shard.install_codes(book, generation)
+
+    def build_codes(self, scope: Scope) -> bool:
+        """Build the scope's codes now, in this thread (tests, benchmarks); False: nothing stored."""
+        _require_scope(scope)
+        shard, snap = self._snapshot(scope)
+        if shard is None or snap is None or snap.rows == 0:
+            return False
+        with self._lock:
+            generation = shard.generation
+        self._build_codes(scope, shard, snap, generation)
+        return shard.snapshot.codes is not None
 
     def hashes(self, scope: Scope) -> dict[str, str]:
         _require_scope(scope)
@@ -276,10 +348,12 @@ class FlatVectorIndex:
             return shard.live_hashes() if shard is not None else {}
 
     def caches(self) -> CacheSizes:
-        """The open scopes (an LRU of `max_open_scopes`; `evictions` so far) and their matrices: not
-        a cache, the index itself (rows x dimension x 4 bytes, mapped from the shard files)."""
+        """The open scopes (an LRU of `max_open_scopes`; `evictions` so far), their matrices (not a
+        cache, the index itself: rows x dimension x 4 bytes, mapped from the shard files) and the
+        int8 codes built in this process's memory (a cache: about a quarter of the matrices)."""
         with self._lock:
             snaps = [s.snapshot for s in self._shards.values()]
+            codes = sum(shard.codes_bytes() for shard in self._shards.values())
             evictions = self._evictions
         rows = sum(s.rows for s in snaps)
         return {
@@ -289,6 +363,7 @@ class FlatVectorIndex:
                 "evictions": evictions,
             },
             "flat_vectors": {"bytes": rows * self.dimension * 4},
+            "flat_codes": {"bytes": codes},
         }
 
     def defer_durability(self) -> bool:

@@ -24,3 +24,11 @@ class FlatSettings(SectionSettings):
         description="Scopes whose shard (id table and mapped matrix) stays open in a process; the least "
         "recently used one beyond this is made durable and closed (reopened from disk when next used).",
     )
+    codes_min_rows: int = Field(
+        default=8192,
+        ge=0,
+        le=1_000_000_000,
+        description="Scopes with at least this many vectors, once searched twice in a process, get "
+        "int8 codes in that process's memory (about a quarter of the float32 matrix) that prune the "
+        "exact search: the same results, a fraction of the memory traffic. 0 turns them off.",
+    )

@@ -18,6 +18,7 @@ Compaction writes generation G+1 with the live rows only and publishes it; files
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import mmap
 import os
@@ -30,6 +31,9 @@ from numpy.typing import NDArray
 
 from graphctx.errors import BackendError
 from graphctx.scope import Scope
+
+from . import codes as codebook
+from .codes import CodeBook, Codes
 
 MANIFEST = "manifest.json"
 SCOPE_FILE = "scope.json"
@@ -50,6 +54,8 @@ class Snapshot:
     """Rows replaced or deleted since they were written; None when every row is live."""
     rows: int
     live: int
+    codes: Codes | None = None
+    """int8 codes of every row (codes.py), once built in this process; None: search brute force."""
 
 
 def _empty(dimension: int) -> NDArray[np.float32]:
@@ -100,6 +106,10 @@ class ScopeShard:
         self._row_of: dict[str, int] = {}
         self._ids: list[str] = []
         self._hashes: list[str] = []
+        self._book: CodeBook | None = None
+        self.searches = 0
+        self.coding = False
+        """A background build of this shard's codes is running (index.py)."""
         self.snapshot = Snapshot(_empty(dimension), self._ids, self._hashes, None, 0, 0)
         if writer:
             self._open_for_writing()
@@ -138,8 +148,13 @@ class ScopeShard:
             )
         return manifest
 
+    @property
+    def generation(self) -> int:
+        return self._generation
+
     def _reset(self, generation: int) -> None:
         self._generation = generation
+        self._book = None
         self._log_bytes = 0
         self._row_of = {}
         self._ids = []
@@ -187,7 +202,36 @@ class ScopeShard:
         return mask
 
     def _publish(self, matrix: NDArray[np.float32], dead: NDArray[np.bool_] | None, rows: int) -> None:
-        self.snapshot = Snapshot(matrix, self._ids, self._hashes, dead, rows, len(self._row_of))
+        codes = None
+        if self._book is not None:
+            if self._book.rows > rows:  # not expected within one generation; never trust such codes
+                self._book = None
+            else:
+                self._book.extend(matrix[self._book.rows : rows])
+                codes = self._book.view()
+        self.snapshot = Snapshot(matrix, self._ids, self._hashes, dead, rows, len(self._row_of), codes)
+
+    # -- codes ---------------------------------------------------------------------------------
+
+    def wants_codes(self, min_rows: int) -> bool:
+        """Whether codes should be (re)built now: a scope of at least `min_rows` live rows searched
+        more than once (a one-shot process never pays for them) whose codes are missing or stale."""
+        snap = self.snapshot
+        if self.coding or not min_rows or snap.live < min_rows or self.searches < 2:
+            return False
+        return snap.codes is None or codebook.stale(snap.codes, snap.rows)
+
+    def install_codes(self, book: CodeBook, generation: int) -> None:
+        """Use codes built (outside any lock) from this generation's first `book.rows` rows."""
+        if generation != self._generation or book.rows > self.snapshot.rows:
+            return  # compacted or reset meanwhile: the codes describe rows that are gone
+        snap = self.snapshot
+        book.extend(snap.matrix[book.rows : snap.rows])
+        self._book = book
+        self.snapshot = dataclasses.replace(snap, codes=book.view())
+
+    def codes_bytes(self) -> int:
+        return self._book.nbytes() if self._book is not None else 0
 
     def live_hashes(self) -> dict[str, str]:
         snap = self.snapshot

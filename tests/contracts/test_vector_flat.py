@@ -67,3 +67,21 @@ class TestFlatReadOnlyReader(VectorIndexContract):
         index = WriterAndReader(tmp_path / "vectors")
         yield index
         index.close()
+
+
+class CodedBeforeEverySearch(FlatVectorIndex):
+    """Every search runs on int8 codes (built in this thread first, whatever the scope's size), so
+    the whole contract holds the pruned path to brute force's answers."""
+
+    def search(self, scope: Scope, vector: Sequence[float], k: int) -> list[VectorHit]:
+        if isinstance(scope, Scope):
+            self.build_codes(scope)
+        return super().search(scope, vector, k)
+
+
+class TestFlatCoded(VectorIndexContract):
+    @pytest.fixture
+    def vector_index(self, tmp_path: Path) -> Iterator[FlatVectorIndex]:
+        index = CodedBeforeEverySearch(tmp_path / "vectors", MODEL_ID, DIMENSION, codes_min_rows=1)
+        yield index
+        index.close()
