@@ -17,12 +17,25 @@ _PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b"),  # JWT
     re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{16,}"),
     re.compile(r"(?<=://)[^/\s:@]+:[^/\s@]+(?=@)"),  # credentials in URLs
+    re.compile(r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}\b"),  # Stripe secret and restricted keys
+    re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}"),  # GitLab personal access tokens
+    re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"),  # npm access tokens
+    re.compile(r"\bpypi-AgE[A-Za-z0-9_-]{50,}"),  # PyPI API tokens
+    re.compile(r"\bhf_[A-Za-z0-9]{30,}\b"),  # Hugging Face tokens
+    re.compile(r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"),  # SendGrid API keys
+    re.compile(r"\bya29\.[A-Za-z0-9_-]{20,}"),  # Google OAuth access tokens
+    re.compile(r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"),  # Shopify access tokens
+    re.compile(r"\bdo[opr]_v1_[a-f0-9]{64}\b"),  # DigitalOcean tokens
+    re.compile(r"\bhv[sb]\.[A-Za-z0-9_-]{24,}"),  # HashiCorp Vault tokens
+    re.compile(r"hooks\.slack\.com/services/[A-Za-z0-9/_-]+"),  # Slack incoming webhooks
+    re.compile(r"\b\d{8,10}:AA[A-Za-z0-9_-]{30,}"),  # Telegram bot tokens
 )
 # key = value assignments whose key names a secret; the value is replaced, the key kept for context
 _ASSIGNMENT = re.compile(
-    r"(?i)\b([A-Za-z0-9_.-]*(?:password|passwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key)"
-    r"[A-Za-z0-9_.-]*)(\s*[:=]\s*)(['\"]?)([^'\"\s,;]{4,})\3"
-)
+    r"(?i)\b([A-Za-z0-9_.-]*(?:password|passwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key"
+    r"|account[_-]?key|credentials?)"
+    r"[A-Za-z0-9_.-]*)(\s*[:=]\s*)(?:(['\"])[^'\"\n]{4,}?\3|[^'\"\s,;]{4,})"
+)  # a quoted value is redacted whole, spaces included
 
 
 # Substrings without which a pattern cannot match (the same index as _PATTERNS, then _ASSIGNMENT),
@@ -40,9 +53,21 @@ _NEEDS: tuple[tuple[str, ...], ...] = (
     ("eyJ",),
     ("bearer", "basic"),  # case-insensitive
     ("://",),
+    ("k_live_", "k_test_"),
+    ("glpat-",),
+    ("npm_",),
+    ("pypi-",),
+    ("hf_",),
+    ("SG.",),
+    ("ya29.",),
+    ("shpat_", "shpca_", "shppa_", "shpss_"),
+    ("_v1_",),
+    ("hvs.", "hvb."),
+    ("hooks.slack.com",),
+    (":AA",),
 )
 _FOLDED = frozenset({8})
-_ASSIGNMENT_NEEDS = ("passw", "secret", "token", "key")  # case-insensitive, and a ':' or '='
+_ASSIGNMENT_NEEDS = ("passw", "secret", "token", "key", "credential")  # case-insensitive, and a ':' or '='
 
 
 def _assigned(m: re.Match[str]) -> str:

@@ -297,7 +297,8 @@ class ContextService:
             line["current"] = line["status"] == "current"
             nxt = successors.get(fact.id)
             if nxt is not None and line["status"] == "ended":
-                line["superseded_by"] = names.get(nxt.object_id or "", nxt.value or nxt.object_id)
+                end, value = timeline.replacing_end(nxt, self.settings.single_valued_predicates)
+                line["superseded_by"] = names.get(end or "", value or end)
                 if include_ids:
                     line["superseded_by_id"] = nxt.id
             lines.append(line)

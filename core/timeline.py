@@ -119,6 +119,14 @@ def _has_current(members: Iterable[tuple[int, Fact]], fact: Fact, now: datetime)
     return any(other.id != fact.id and other.is_valid_at(now) for _, other in members)
 
 
+def replacing_end(successor: Fact, single: Mapping[str, Side]) -> tuple[str | None, str | None]:
+    """(entity id, literal value) of what a successor changed: the end its group does not anchor --
+    the new owner of `owned_by` (grouped by subject), the new person `on_call_for` (by object)."""
+    if single.get(successor.predicate) == "object":
+        return successor.subject_id, None
+    return successor.object_id, successor.value
+
+
 def successors(facts: Sequence[Fact], single: Mapping[str, Side]) -> dict[str, Fact]:
     """For explain: fact id -> the fact of its single-valued group that starts where it ends."""
     starts: dict[tuple[GroupKey, datetime], Fact] = {}

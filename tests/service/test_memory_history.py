@@ -256,6 +256,9 @@ def test_shifts_and_owner_changes_keep_their_history(world: World) -> None:
     assert old["superseded_by"] == "Commerce Platform"
     on_call = facts_of(checkout, "on_call_for")
     assert (on_call[0]["subject"], on_call[0]["status"]) == ("Bob Stone", "current")
+    # on_call_for is single-valued per object: what replaced alice's shift is bob, not the service
+    handed_over = [f for f in on_call if f["status"] == "ended" and "superseded_by" in f]
+    assert handed_over and {f["superseded_by"] for f in handed_over} == {"Bob Stone"}
     assert facts_of(checkout, "located_in")[0]["status"] == "future"  # not "no longer valid"
 
     recall = d.op("recall", query="checkout-api")

@@ -1,0 +1,123 @@
+"""Secrets are redacted before anything is stored: the common token formats, `key = value` pairs whose
+key names a secret, credentials in URLs; ordinary text is left alone; and the shortcut that runs a
+pattern only where its literal occurs changes nothing."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+from graphctx import redact as redaction
+from graphctx.model import Entity, Fact
+from graphctx.redact import REDACTED, redact
+
+SECRETS = {
+    "AWS access key id": "AKIAABCDEFGHIJKLMNOP",
+    "GitHub token": "ghp_" + "a1B2" * 9,
+    "GitHub fine-grained token": "github_pat_" + "x" * 40,
+    "Slack token": "xoxb-1234567890-abcdefghij",
+    "OpenAI-style key": "sk-proj-" + "Ab3" * 10,
+    "Google API key": "AIza" + "B" * 35,
+    "JWT": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    "Stripe secret key": "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc",
+    "Stripe restricted key": "rk_test_" + "51Hx" * 6,
+    "GitLab token": "glpat-" + "x1Y2z3" * 4,
+    "npm token": "npm_" + "a" * 36,
+    "PyPI token": "pypi-AgEIcHlwaS5vcmc" + "Q" * 60,
+    "Hugging Face token": "hf_" + "AbCd" * 9,
+    "SendGrid key": "SG." + "a" * 22 + "." + "b" * 43,
+    "Google OAuth token": "ya29.a0AfH6SMB" + "x" * 30,
+    "Shopify token": "shpat_" + "0f" * 16,
+    "DigitalOcean token": "dop_v1_" + "ab" * 32,
+    "Vault token": "hvs." + "CAESI" * 6,
+    "Telegram bot token": "123456789:AA" + "h" * 33,
+}
+
+
+@pytest.mark.parametrize("kind", sorted(SECRETS))
+def test_each_token_format_is_redacted_in_prose(kind: str) -> None:
+    secret = SECRETS[kind]
+    text = f"Deploy with {secret} then restart."
+    out = redact(text)
+    assert secret not in out and REDACTED in out
+    assert out.startswith("Deploy with ") and out.endswith(" then restart.")
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("password=hunter2!", "password="),
+        ("DB_PASSWORD: 'correct horse'", None),
+        ("api_key = abcd1234", "api_key = "),
+        ("AccountName=x;AccountKey=abcdEFGH1234==;", "AccountKey="),
+        ("credentials: s3cr3tvalue", "credentials: "),
+        ("aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws_secret_access_key="),
+        ("Authorization: Bearer abcdefghijklmnopqrstuvwxyz", "Authorization: "),
+        ("postgres://user:s3cret@db/x", "postgres://"),
+        ("https://hooks.slack.com/services/T000/B000/XXXXXXXX", "https://"),
+        ("-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----", None),
+    ],
+)
+def test_assignments_urls_and_blocks_keep_their_context(text: str, kept: str | None) -> None:
+    out = redact(text)
+    assert REDACTED in out
+    for secret in (
+        "hunter2",
+        "correct horse",
+        "abcd1234",
+        "abcdEFGH",
+        "s3cr3t",
+        "wJalrX",
+        "abcdefghijkl",
+        "XXXXXXXX",
+        "MIIE",
+    ):
+        assert secret not in out
+    if kept is not None:
+        assert kept in out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The payments API retries a declined card twice.",
+        "keys are rotated monthly; tokens expire after an hour",
+        "see https://example.com/docs and sk_live_ short",
+        "a hash: 3f2a9c0e1b7d4a6f8e2c1b0a9d8e7f6a",
+        "task_test_runner and desk_live_updates",
+        "version 1.2.3: fixed the SG. prefix parser",
+    ],
+)
+def test_ordinary_text_is_left_alone(text: str) -> None:
+    assert redact(text) == text
+
+
+def test_summaries_and_fact_values_are_stored_redacted() -> None:
+    secret = SECRETS["Stripe secret key"]
+    assert secret not in Entity(id="e", name="pay", summary=f"key {secret}").summary
+    assert secret not in (Fact(subject_id="a", predicate="note", value=f"use {secret}").value or "")
+
+
+def _every_pattern(text: str) -> str:
+    for pattern in redaction._PATTERNS:
+        text = pattern.sub(REDACTED, text)
+    return redaction._ASSIGNMENT.sub(redaction._assigned, text)
+
+
+def test_the_literal_gate_gives_what_every_pattern_gives() -> None:
+    """Fragments of secrets, separators and prose shuffled together: the shortcut (a pattern runs only
+    where its literal occurs) must redact exactly what running every pattern redacts."""
+    assert len(redaction._NEEDS) == len(redaction._PATTERNS)
+    rng = random.Random(5)
+    pieces = [
+        *SECRETS.values(),
+        *(s[: len(s) // 2] for s in SECRETS.values()),
+        "password", "token", "key", "=", ": ", "://", "@", "bearer ", "Basic ", " ", "\n", "é", "ſ",
+        "abc", "123", "_", "-", ".", "AA", "sk_", "live_", "hooks.slack.com/services/", "SG.", "hf_",
+    ]  # fmt: skip
+    for _ in range(5000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 8)))
+        assert redact(text) == _every_pattern(text), text
+    assert all(isinstance(p, re.Pattern) for p in redaction._PATTERNS)
