@@ -9,6 +9,7 @@ fresh processes; medians and ratios to the interpreter. Prints; writes docs/resu
 --write.
 
     python bench/cli_startup.py --runs 21 --write
+    python bench/cli_startup.py --runs 21 --graphify /tmp/gfy --write   # beside `graphify query`
     python bench/cli_startup.py --venv .venv --venv /tmp/pkg/venv-none --write   # editable beside a wheel
 """
 
@@ -26,6 +27,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
+import _code_graphify
 from _code_data import copy_tree
 from _report import header, median, write_section
 from token_reduction import DEFAULT_ROOT
@@ -77,6 +79,19 @@ def commands(venv: Path | None, demo_env: dict[str, str], stdlib_env: dict[str, 
             [*cli, "--via", via, "search", SEARCH_QUERY], stdlib_env,
         )  # fmt: skip
     return found
+
+
+GRAPHIFY_QUERY = f"graphify query '{SEARCH_QUERY}' (standard library, its graph.json)"
+
+
+def graphify_query(data_dir: Path, tree: Path) -> dict[str, tuple]:
+    """graphify's `query` on its own graph of the same tree (bench/_code_graphify.py: a pinned venv
+    under data_dir, the graph built once with `extract --code-only --no-cluster` and kept there)."""
+    exe = _code_graphify.ensure_venv(data_dir)
+    out = data_dir / "cli-startup-stdlib"
+    _code_graphify.build(exe, tree, out, data_dir / "home")
+    graph = out / "graphify-out" / "graph.json"
+    return {GRAPHIFY_QUERY: ([str(exe), "query", SEARCH_QUERY, "--graph", str(graph)], None)}
 
 
 SERVE_START_TIMEOUT_S = 180.0
@@ -133,6 +148,10 @@ def main() -> None:
         "--venv", type=Path, action="append", default=[],
         help="a venv with graphctx installed (repeatable; default: this interpreter's install)",
     )  # fmt: skip
+    parser.add_argument(
+        "--graphify", type=Path, metavar="DATA_DIR",
+        help="also time `graphify query` on its graph of the same tree (its venv and graph kept in DATA_DIR)",
+    )  # fmt: skip
     parser.add_argument("--write", action="store_true", help="write the section into docs/results.md")
     args = parser.parse_args()
     tables = []
@@ -144,6 +163,8 @@ def main() -> None:
                 for env in (demo_env, stdlib_env):
                     stack.enter_context(serving(venv, env))
                 cmds = commands(venv, demo_env, stdlib_env)
+                if args.graphify:
+                    cmds |= graphify_query(args.graphify, work / "tree")
                 tables.append(table(venv, run(args.runs, cmds)))
                 tables.append(import_profile(cmds))
     finally:
@@ -209,14 +230,21 @@ def import_profile(cmds: dict[str, tuple], runs: int = 5) -> str:
 
 def table(venv: Path | None, times: dict[str, list[float]]) -> str:
     floor = median(next(iter(times.values())))
+    graphify = median(times[GRAPHIFY_QUERY]) if GRAPHIFY_QUERY in times else None
+
+    def beside(name: str, t: list[float]) -> str:
+        return f" {median(t) / graphify:.2f} |" if graphify and " search " in name else " |"
+
     rows = [
         f"| {name} | {median(t) * 1000:.0f} | {min(t) * 1000:.0f} | {median(t) / floor:.1f} |"
+        + beside(name, t)
         for name, t in times.items()
     ]
     where = f"`{venv}`" if venv else f"`{sys.prefix}` (this interpreter's)"
     return (
-        f"#### Installed in {where}\n\n| command | median ms | fastest ms | x the interpreter |\n"
-        "|---|---:|---:|---:|\n" + "\n".join(rows)
+        f"#### Installed in {where}\n\n"
+        "| command | median ms | fastest ms | x the interpreter | x graphify query |\n"
+        "|---|---:|---:|---:|---:|\n" + "\n".join(rows)
     )
 
 
