@@ -4,6 +4,7 @@ past the fitted range, deletes, replacements, compaction and a reader in another
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 
@@ -145,3 +146,62 @@ def test_candidates_cover_the_true_top_k_on_adversarial_rows() -> None:
         found = candidates(codes, rows, None, query, 10)
         truth = np.argsort(-(rows @ query), kind="stable")[:10]
         assert set(truth.tolist()) <= set(found.tolist())
+
+
+def test_a_reader_with_codes_sees_every_acknowledged_write_while_the_writer_appends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One writer appends, replaces and deletes (compacting on the way) while reader threads search
+    with codes built and rebuilt in the background: a search that starts after a write was
+    acknowledged finds it, and every answer is brute force's on the rows the reader saw."""
+    monkeypatch.setattr(shard_module, "COMPACT_MIN_DEAD", 64)
+    rng = np.random.default_rng(14)
+    writer = FlatVectorIndex(tmp_path, MODEL, DIM, codes_min_rows=0)
+    reader = FlatVectorIndex(tmp_path, MODEL, DIM, read_only=True, codes_min_rows=1)
+    brute = FlatVectorIndex(tmp_path, MODEL, DIM, read_only=True, codes_min_rows=0)
+    writer.upsert(SCOPE, records("base", clustered(rng, 500)))
+    acknowledged: list[tuple[str, np.ndarray]] = []
+    lock, stop, failures = threading.Lock(), threading.Event(), []
+
+    def search_loop(seed: int) -> None:
+        local = np.random.default_rng(seed)
+        while not stop.is_set():
+            with lock:
+                known = list(acknowledged)
+            if known:
+                entity_id, row = known[int(local.integers(len(known)))]
+                hits = reader.search(SCOPE, tuple(map(float, row)), 5)
+                if entity_id not in [h.entity_id for h in hits]:
+                    failures.append(f"{entity_id} acknowledged but not found")
+            reader.search(SCOPE, tuple(map(float, clustered(local, 1)[0])), 10)
+
+    threads = [threading.Thread(target=search_loop, args=(s,)) for s in range(2)]
+    for t in threads:
+        t.start()
+    try:
+        for batch in range(30):
+            rows = unit(rng.standard_normal((20, DIM)))  # far from the clusters: each finds itself
+            ids = [f"w{batch}-{i}" for i in range(20)]
+            writer.upsert(SCOPE, [
+                VectorRecord(entity_id=i, content_hash="h", vector=tuple(map(float, r)))
+                for i, r in zip(ids, rows, strict=True)
+            ])  # fmt: skip
+            if batch % 5 == 4:  # replace and delete: dead rows, then a compaction
+                writer.upsert(SCOPE, records("base", clustered(rng, 100)))
+                writer.delete(SCOPE, [f"base{i}" for i in range(400, 450)])
+            with lock:
+                acknowledged.extend(zip(ids, rows, strict=True))
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert not failures, failures[:5]
+    wait = time.monotonic() + 10
+    while reader._snapshot(SCOPE)[1].codes is None and time.monotonic() < wait:
+        reader.search(SCOPE, tuple(map(float, clustered(rng, 1)[0])), 10)
+        time.sleep(0.01)
+    assert reader._snapshot(SCOPE)[1].codes is not None
+    for query in clustered(rng, 20):
+        assert answer(reader, query, 10) == answer(brute, query, 10)
+    for index in (reader, brute, writer):
+        index.close()
