@@ -317,6 +317,102 @@ def load(url: str, store: Store, clients: int, duration: float, pid: int) -> dic
     }
 
 
+WRK_SCRIPT = r"""
+local queries = {%(queries)s}
+local names = {%(names)s}
+local tokens = {%(tokens)s}
+local explain_share = %(explain)s
+local counter = 0
+errors = {}  -- a global: done() reads each thread's with thread:get
+local threads = {}
+
+function setup(thread)
+  thread:set("id", #threads)
+  table.insert(threads, thread)
+end
+
+function init(args)
+  math.randomseed(1000 + id)
+end
+
+local function quote(text)
+  return '"' .. text:gsub('[%%c"\\]', function(c) return string.format("\\u%%04x", c:byte()) end) .. '"'
+end
+
+function request()
+  counter = counter + 1
+  local headers = {
+    ["Content-Type"] = "application/json",
+    ["Authorization"] = "Bearer " .. tokens[(counter %% #tokens) + 1],
+  }
+  if math.random() < explain_share then
+    local body = '{"name":' .. quote(names[math.random(#names)]) .. '}'
+    return wrk.format("POST", "/v1/explain", headers, body)
+  end
+  local depth = (math.random(3) == 3) and 2 or 1
+  local body = '{"query":' .. quote(queries[math.random(#queries)]) .. ',"depth":' .. depth .. '}'
+  return wrk.format("POST", "/v1/recall", headers, body)
+end
+
+function response(status, headers, body)
+  if status ~= 200 and status ~= 409 then  -- 409: an ambiguous name, a correct answer
+    errors[status] = (errors[status] or 0) + 1
+  end
+end
+
+function done(summary, latency, requests)
+  local bad = 0
+  for _, thread in ipairs(threads) do
+    for status, n in pairs(thread:get("errors")) do bad = bad + n end
+  end
+  io.write(string.format("RESULT %%d %%f %%f %%f %%f %%d %%d\n", summary.requests, summary.duration / 1e6,
+    latency:percentile(50) / 1e3, latency:percentile(95) / 1e3, latency:percentile(99) / 1e3,
+    bad + summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
+    summary.errors.status))
+end
+"""
+
+
+def _lua_list(values: list[str]) -> str:
+    return ", ".join(json.dumps(v, ensure_ascii=False) for v in values)  # valid Lua strings too
+
+
+def load_wrk(
+    url: str, store: Store, clients: int, duration: float, pid: int, work: Path
+) -> dict[str, object]:
+    """The same mix from wrk (C, one thread per core, `clients` connections; API keys in turn per
+    request): a load client that takes little of the cores the server needs."""
+    script = work / "mix.lua"
+    script.write_text(
+        WRK_SCRIPT
+        % {
+            "queries": _lua_list(store.queries),
+            "names": _lua_list(store.names),
+            "tokens": _lua_list(store.tokens),
+            "explain": EXPLAIN_SHARE,
+        }
+    )
+    threads = max(1, min(clients, os.cpu_count() or 1))
+    cpu, loadavg = _tree_cpu_s(pid), os.getloadavg()[0]
+    argv = ["wrk", f"-t{threads}", f"-c{clients}", f"-d{duration:g}s", "--timeout", "30s", "-s", str(script)]
+    out = subprocess.run([*argv, url], capture_output=True, text=True, check=True).stdout
+    server_cpu = _tree_cpu_s(pid) - cpu
+    line = next(ln for ln in out.splitlines() if ln.startswith("RESULT "))
+    done, seconds, p50, p95, p99, errors, non2xx = line.split()[1:]
+    ok = int(done) - int(errors)
+    return {
+        "rps": ok / float(seconds),
+        "p": [float(p50), float(p95), float(p99)],
+        "errors": int(errors),
+        "error_kinds": {f"non-2xx/409 or socket errors (wrk counted {non2xx} non-2xx)": int(errors)}
+        if int(errors)
+        else {},
+        "stuck": 0,
+        "server_cpu_ms": server_cpu * 1000 / ok if ok else float("nan"),
+        "load": loadavg,
+    }
+
+
 def measure(store: Store, args: argparse.Namespace, installs: dict[str, Path | None]) -> tuple[str, bool]:
     cores = os.cpu_count() or 1
     cpu_ms = {name: cpu_per_call(store, args.embedder, args.calls, path) for name, path in installs.items()}
@@ -334,7 +430,10 @@ def measure(store: Store, args: argparse.Namespace, installs: dict[str, Path | N
                 client(warm, store, 0, time.monotonic() + args.warmup, Results())
                 warm.close()
                 for n in args.clients:
-                    got[(name, workers, n)] = load(url, store, n, args.duration, proc.pid)
+                    if args.client == "wrk":
+                        got[(name, workers, n)] = load_wrk(url, store, n, args.duration, proc.pid, args.work)
+                    else:
+                        got[(name, workers, n)] = load(url, store, n, args.duration, proc.pid)
                     print(name, workers, n, got[(name, workers, n)], flush=True)
             finally:
                 status = stop(proc)
@@ -390,8 +489,17 @@ def main() -> None:
     parser.add_argument(
         "--baseline", type=Path, help="another graphctx source tree measured beside this one (see above)"
     )
+    parser.add_argument(
+        "--client",
+        choices=("threads", "wrk"),
+        default="threads",
+        help="the load client: Python threads with httpx (default), or wrk (`apt-get install wrk`), which "
+        "leaves the server more of the cores",
+    )
     parser.add_argument("--cpu-per-call", help=argparse.SUPPRESS)  # the child of cpu_per_call
     args = parser.parse_args()
+    if args.client == "wrk" and not shutil.which("wrk"):
+        raise SystemExit("--client wrk: wrk is not installed (Debian: apt-get install wrk)")
     if args.cpu_per_call:
         spec = json.loads(args.cpu_per_call)
         store = Store(
@@ -403,6 +511,7 @@ def main() -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the servers on the way out
 
     work = Path(tempfile.mkdtemp(prefix="graphctx-service-load-"))
+    args.work = work
     installs: dict[str, Path | None] = {"this tree": None}
     if args.baseline:
         installs["baseline"] = layout(args.baseline)
@@ -428,8 +537,13 @@ def main() -> None:
         + header(
             command,
             f"the demo memory and a synthetic {args.entities:,}-entity store (bench/recall_latency.py's "
-            f"generator), embedder {args.embedder}; {', '.join(map(str, args.clients))} client threads "
-            "(one keep-alive httpx connection and API key each, one process) on loopback, "
+            f"generator), embedder {args.embedder}; {', '.join(map(str, args.clients))} "
+            + (
+                "client threads (one keep-alive httpx connection and API key each, one process)"
+                if args.client == "threads"
+                else "keep-alive connections from wrk (one thread per core, API keys in turn)"
+            )
+            + " on loopback, "
             f"{args.duration:g} s per point after a {args.warmup:g} s warm-up; "
             f"{int((1 - EXPLAIN_SHARE) * 100)} % recall (depth "
             f"1 or 2), {int(EXPLAIN_SHARE * 100)} % explain",
