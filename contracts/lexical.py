@@ -2,10 +2,11 @@
 
 What the contract promises (contract 1.0.0; ordered / unordered is stated per promise):
 
-- **Writes.** `upsert(scope, docs)` inserts or replaces the document of each `(scope, entity_id)`;
-  `delete(scope, ids)` removes them. Both are idempotent; deleting an id the scope does not hold is a
-  no-op. A write in one scope never touches the same id in another scope (tenant, namespace and
-  graph id are all part of the key).
+- **Writes.** `upsert(scope, docs)` inserts or replaces the document of each `(scope, entity_id)`
+  -- the whole document: aliases the new version lacks stop matching, and a new content hash alone is
+  stored (since 1.5.0); `delete(scope, ids)` removes them. Both are idempotent; deleting an id the
+  scope does not hold is a no-op. A write in one scope never touches the same id in another scope
+  (tenant, namespace and graph id are all part of the key).
 - **Write visibility.** Every write is visible to `search` and `hashes` after the next `flush()`.
   Nothing is promised before `flush()`: the suite calls it before every read and never asserts that
   a write is invisible.
@@ -13,13 +14,15 @@ What the contract promises (contract 1.0.0; ordered / unordered is stated per pr
   graph id and content hash stored with it. At most `clamp(k, 1, 100)` hits, and exactly that many
   when at least that many documents match. *Ordered*: score descending, then `entity_id`
   ascending for equal scores, also across the k-th position (a tie is never cut arbitrarily).
-  Scores are finite; their scale is not part of the contract. The same search on the same data
-  returns the same hits in the same order.
+  Scores are finite; their scale is not part of the contract, but they are BM25's: a rarer term
+  weighs more than a common one (since 1.5.0). The same search on the same data returns the same
+  hits in the same order.
 - **Text is analysed, never parsed.** Query syntax (`tenant_id:other OR name:*`, `*`, quotes,
   boosts, ranges) is literal text: it cannot widen the scope or match every document. Text with no
   searchable term (empty, blank) returns `[]`, not an error. Any string is a valid query.
-- **What is searchable.** Name, aliases, qualified name and summary words (unordered: the entity is
-  among the first 10 hits). Optional, behind capability flags in `Capabilities.extra`:
+- **What is searchable.** Name, aliases, qualified name and summary words, and the words of the
+  indexed-only text `LexicalDoc.text` (since 1.5.0), in any letter case (since 1.5.0) (unordered: the
+  entity is among the first 10 hits). Optional, behind capability flags in `Capabilities.extra`:
   `identifier_analysis` (identifier parts: `parseHttpRequest`, `add_item`, `shop.pricing` match
   their parts), `exact_identifier_field` (a whole name or alias ranks its entity first), `stemming`
   (English word forms meet).
@@ -251,6 +254,58 @@ class LexicalUpsertTests(LexicalIndexHarness):
         assert len(ids(again)) == len(set(ids(again)))
         self.assert_same_hits(first, again)
         assert lexical_index.hashes(scope) == {d.entity_id: d.content_hash for d in memory_docs}
+
+    def test_upsert_then_search_finds_by_indexed_only_text(
+        self, lexical_index: LexicalIndex, scope: Scope
+    ) -> None:
+        """A document is found by words of its indexed-only text (`LexicalDoc.text`: a symbol's
+        docstring, signature and referenced names) that none of its other fields holds. Since 1.5.0."""
+        self.write(
+            lexical_index,
+            scope,
+            [
+                *datasets.lexical_docs(datasets.code_entities()),
+                doc("plain", "walrus", "h-plain", summary="tusks"),
+                doc("hidden", "narwhal", "h-hidden", text="spiral tusks of the arctic whale"),
+            ],
+        )
+        assert "m-add" in ids(self.checked_search(lexical_index, scope, "units"))
+        assert ids(self.checked_search(lexical_index, scope, "arctic whale")) == ["hidden"]
+        assert set(ids(self.checked_search(lexical_index, scope, "tusks"))) == {"plain", "hidden"}
+
+    def test_upsert_then_search_ignores_letter_case(self, loaded: LexicalIndex, scope: Scope) -> None:
+        """Words match whatever their letter case in the query or the document: `REDIS Sessions`
+        finds `redis-sessions`, `Payments TEAM` finds `Payments Team`. Since 1.5.0."""
+        for query, expected in (
+            ("REDIS Sessions", "db-redis"),
+            ("Payments TEAM", "team-pay"),
+            ("PGW", "svc-pay"),
+            ("Idempotency KEYS", "svc-pay"),
+        ):
+            assert expected in ids(self.checked_search(loaded, scope, query)), query
+
+    def test_upsert_replaces_aliases(self, lexical_index: LexicalIndex, scope: Scope) -> None:
+        """Upserting an id with other aliases replaces them: an alias the new version lacks stops
+        matching, a new one matches, one kept still matches. Since 1.5.0."""
+        self.write(lexical_index, scope, [doc("x", "quarry", "h1", aliases=("obsidian", "basalt"))])
+        self.write(lexical_index, scope, [doc("x", "quarry", "h2", aliases=("basalt", "zircon"))])
+        assert self.checked_search(lexical_index, scope, "obsidian") == []
+        for word in ("basalt", "zircon", "quarry"):
+            assert [
+                (h.entity_id, h.content_hash) for h in self.checked_search(lexical_index, scope, word)
+            ] == [("x", "h2")], word
+
+    def test_upsert_of_a_new_hash_alone_is_stored(
+        self, loaded: LexicalIndex, scope: Scope, memory_docs: list[LexicalDoc]
+    ) -> None:
+        """Upserting documents whose text is unchanged but whose content hash is new stores the new
+        hash: hashes() and every hit carry it (reconcile would otherwise re-index them forever).
+        Since 1.5.0."""
+        renewed = with_hash(memory_docs, "renewed")
+        self.write(loaded, scope, renewed)
+        assert loaded.hashes(scope) == {d.entity_id: d.content_hash for d in renewed}
+        hits = self.checked_search(loaded, scope, "checkout payment redis team", k=MAX_K)
+        assert hits and all(h.content_hash.startswith("renewed:") for h in hits)
 
 
 class LexicalDeleteTests(LexicalIndexHarness):
@@ -484,6 +539,15 @@ class LexicalOrderingTests(LexicalIndexHarness):
         assert len(hits) >= 4
         assert all(a.score >= b.score for a, b in itertools.pairwise(hits))
         assert len({h.score for h in hits}) > 1, "a mixed query should give unequal scores"
+
+    def test_search_rare_terms_weigh_more(self, lexical_index: LexicalIndex, scope: Scope) -> None:
+        """BM25 weighs a term by its rarity (inverse document frequency): with one query word in 30
+        documents and the other in one, the document holding the rare word ranks first, although the
+        others hold the common word twice and sort before it by id. Since 1.5.0."""
+        self.write(lexical_index, scope, [*numbered_docs(30, "widget"), doc("z-rare", "sprocket", "hz")])
+        hits = self.checked_search(lexical_index, scope, "widget sprocket", k=MAX_K)
+        assert ids(hits)[:1] == ["z-rare"]
+        assert len(hits) == 31
 
     def test_search_repeated_is_identical(self, loaded: LexicalIndex, scope: Scope) -> None:
         """The same search on the same data gives the same hits, scores and order every time."""

@@ -6,9 +6,9 @@ What the contract promises (contract 1.0.0):
   are fixed by the index. The suite's vectors come from `datasets.FakeEmbedder(index.dimension)` and
   seeded random draws, so any dimension works.
 - **Writes.** `upsert(scope, records)` inserts or replaces the vector and content hash of each
-  `(scope, entity_id)`; `delete(scope, ids)` removes them. Both are idempotent; deleting an id the
-  scope does not hold is a no-op. Equal ids in two scopes (tenant, namespace or graph id) are two
-  points.
+  `(scope, entity_id)` (a new content hash with the same vector is stored too, since 1.5.0);
+  `delete(scope, ids)` removes them. Both are idempotent; deleting an id the scope does not hold is
+  a no-op. Equal ids in two scopes (tenant, namespace or graph id) are two points.
 - **Validation.** A non-finite (NaN, ±inf), all-zero or wrong-dimension vector raises
   `graphctx.errors.InvalidVector`, in `upsert` and in `search`. A rejected upsert writes nothing,
   not even the valid records of the same call.
@@ -333,6 +333,18 @@ class VectorUpsertTests(VectorIndexHarness):
         self.write(vector_index, scope, memory_records)
         self.assert_same_hits(first, self.checked_search(vector_index, scope, query, k=MAX_K))
         assert vector_index.hashes(scope) == {r.entity_id: r.content_hash for r in memory_records}
+
+    def test_upsert_of_a_new_hash_alone_is_stored(
+        self, loaded: VectorIndex, scope: Scope, memory_records: list[VectorRecord]
+    ) -> None:
+        """Upserting points whose vectors are unchanged but whose content hash is new stores the new
+        hash: hashes() and every hit carry it (reconcile would otherwise re-embed them forever).
+        Since 1.5.0."""
+        renewed = with_hash(memory_records, "renewed")
+        self.write(loaded, scope, renewed)
+        assert loaded.hashes(scope) == {r.entity_id: r.content_hash for r in renewed}
+        hits = self.checked_search(loaded, scope, memory_records[0].vector, k=MAX_K)
+        assert {h.entity_id: h.content_hash for h in hits} == {r.entity_id: r.content_hash for r in renewed}
 
 
 class VectorDeleteTests(VectorIndexHarness):

@@ -45,16 +45,22 @@ raw score, never insertion order -- and repeating a read gives an identical answ
   name, qualified name and scope;
 * ``entity.find_exact``: field rank (id, qualified_name, name, alias), then entity id; an entity
   once, under its best field; ``id`` and ``qualified_name`` compare exactly, ``name`` and ``alias``
-  casefolded (``str.casefold``); ``value`` is the given value that matched;
+  casefolded (``str.casefold``); ``value`` is the first given value that matched, as given; a page
+  is filled from later fields past the entities a better field listed;
 * ``entity.hashes``: entity id;
-* ``fact.from_roots`` and every list of edges: (subject_id, predicate, object_id, id);
+* ``fact.from_roots`` and every list of edges: (subject_id, predicate, object_id, id); a limit keeps
+  the first facts of the whole answer in that order, whatever the number of roots;
 * ``graph.neighbourhood`` nodes: (depth, id), roots at depth 0, each node once at its smallest depth;
-* ``graph.shortest_path``: a shortest path; among several, the smallest sequence of node ids.
+* ``graph.shortest_path``: a shortest path; among several, the smallest sequence of node ids
+  (never the order of the edges); between two consecutive nodes joined by several edges, the first
+  of them in catalogue edge order.
 
 "Id order" is Unicode code-point order (the same as UTF-8 byte order).
 
 Write visibility. A write is visible to the very next ``run()`` on the same store; there is no
-flush or refresh step. A write that raises changes nothing.
+flush or refresh step. A write that raises changes nothing. A batch that names one id several times
+applies its versions in order: each is counted against what the one before it left, the last is
+stored (since 1.5.0).
 
 Close and reopen (since 1.1.0). After ``close()``, ``run()`` raises ``BackendUnavailable`` (or another
 ``BackendError``); ``close()`` may be called twice. A store declaring ``capabilities.durable`` keeps
@@ -63,15 +69,20 @@ the ``reopen_graph_store`` hook that reopens it (an in-memory store declares ``d
 
 Time. A fact is valid at ``t`` when ``valid_from <= t < valid_to`` (missing bounds are open).
 ``as_of=None`` means the store's current time, and ``scope.stats``' ``valid_facts`` counts facts
-valid now. A new row keeps the ``created_at`` it is given (or gets the current time); a replace keeps
-the stored ``created_at``; ``updated_at`` is always set. Apart from those promises, comparisons
-ignore ``created_at`` and ``updated_at``, which adapters may stamp.
+valid now (value-only facts included). Validity holds the same way for every template and direction:
+facts entering a root as leaving it, at every hop of a traversal. A new row keeps the ``created_at``
+and ``updated_at`` it is given (or gets the current time); a replace keeps the stored ``created_at``
+and takes the ``updated_at`` it is given (or the current time); a row reported ``unchanged`` keeps
+both (since 1.5.0). A change of any one stored field is an update. Apart from those promises,
+comparisons ignore ``created_at`` and ``updated_at``, which adapters may stamp.
 
 Traversals. ``graph.neighbourhood`` is a breadth-first expansion over valid facts whose object is an
 entity (value-only facts are not edges), following the edge allowlist and the direction at every
 hop. Its edges are the edges it followed to a returned node (an edge between two nodes of the last
-depth is not followed). ``limit`` counts nodes beyond the roots; ``per_direction_limit`` caps the
-edges followed from one node in one direction. What a limit keeps is the first in catalogue order.
+depth is not followed). ``limit`` counts nodes beyond the roots, shared by the hops, and keeps the
+nodes of smallest id at each hop; ``per_direction_limit`` caps the edges followed from one node in
+one direction, keeping its first edges in catalogue order (outgoing by (predicate, object, id),
+incoming by (subject, predicate, id)). ``omitted`` is the number of steps the limits left out.
 
 Clamps. Parameters are clamped by the template models, not rejected (a depth of 9 runs as 2), and
 the store honours the clamped value exactly. A cut answer says so: ``truncated=True`` (and, for the

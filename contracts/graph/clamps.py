@@ -18,6 +18,7 @@ from graphctx.contracts.graph._common import (
     _path,
     chain,
     edge,
+    edge_triples,
     ent,
     expected_from_roots,
     find_exact,
@@ -168,3 +169,103 @@ class ClampTests(_GraphSubject):
         assert shortest_path(graph_store, scope, "n0", "n5", max_depth=99) == t.PathResult()
         assert _path(shortest_path(graph_store, scope, "n0", "n1", max_depth=0)) == ["n0", "n1"]
         assert shortest_path(graph_store, scope, "n0", "n2", max_depth=0) == t.PathResult()
+
+    @requires(UPSERT, FACTS, NEIGHBOURHOOD)
+    def test_neighbourhood_per_direction_limit_keeps_catalogue_order(
+        self, graph_store: GraphStore, scope: Scope
+    ) -> None:
+        """The edges a node keeps per direction are its first in catalogue order: outgoing by
+        (predicate, object, id), incoming by (subject, predicate, id) -- with several predicates and
+        parallel edges, not by the far end's id alone, nor by the predicate first for incoming edges,
+        nor in storage order between parallel edges. Since 1.5.0."""
+        load(
+            graph_store,
+            scope,
+            [ent(i) for i in ("hub", "a1", "a2", "z1", "z2", "b1", "b2", "y1", "y2")],
+            [
+                edge("hub", "a1", "uses", id="u1"),
+                edge("hub", "a2", "uses", id="u2"),
+                edge("hub", "z1", "calls", id="c2"),
+                edge("hub", "z1", "calls", id="c1"),
+                edge("hub", "z2", "calls", id="c0"),
+                edge("b1", "hub", "uses", id="v1"),
+                edge("b1", "hub", "calls", id="v2"),
+                edge("b2", "hub", "uses", id="v0"),
+                edge("y1", "hub", "calls", id="w1"),
+                edge("y2", "hub", "calls", id="w2"),
+            ],
+        )
+        for direction, per_direction, nodes, edges, omitted in (
+            ("out", 2, ["z1"], ["c1", "c2"], 3),
+            ("out", 3, ["z1", "z2"], ["c1", "c2", "c0"], 2),
+            ("in", 1, ["b1"], ["v2"], 4),
+            ("in", 3, ["b1", "b2"], ["v2", "v1", "v0"], 2),
+            ("both", 1, ["b1", "z1"], ["v2", "c1"], 8),
+        ):
+            got = neighbourhood(
+                graph_store, scope, ["hub"], direction=direction, per_direction_limit=per_direction, limit=200
+            )
+            case = (direction, per_direction)
+            assert node_ids(got) == [(0, "hub"), *((1, i) for i in nodes)], case
+            assert [f.id for f in got.edges] == edges, case
+            assert got.omitted == omitted, case
+
+    @requires(UPSERT, FACTS, NEIGHBOURHOOD)
+    def test_neighbourhood_limit_keeps_smallest_ids_not_first_edges(
+        self, graph_store: GraphStore, scope: Scope
+    ) -> None:
+        """`limit` keeps the nodes of smallest id at each hop, whatever order the edges to them come
+        in, and the hops share it: the first hop's nodes count against the second's. Since 1.5.0."""
+        load(
+            graph_store,
+            scope,
+            [ent(i) for i in ("r", "z", "a", "b", "c", "d")],
+            [
+                edge("r", "z", "calls"),
+                edge("r", "b", "uses"),
+                edge("r", "a", "uses"),
+                edge("b", "c", "calls"),
+                edge("a", "d", "calls"),
+            ],
+        )
+        got = neighbourhood(
+            graph_store, scope, ["r"], direction="out", depth=1, per_direction_limit=50, limit=2
+        )
+        assert node_ids(got) == [(0, "r"), (1, "a"), (1, "b")]
+        assert edge_triples(got.edges) == [("r", "uses", "a"), ("r", "uses", "b")]
+        assert (got.truncated, got.omitted) == (True, 1)
+        deeper = neighbourhood(
+            graph_store, scope, ["r"], direction="out", depth=2, per_direction_limit=50, limit=4
+        )
+        assert node_ids(deeper) == [(0, "r"), (1, "a"), (1, "b"), (1, "z"), (2, "c")]
+        assert (deeper.truncated, deeper.omitted) == (True, 1)
+
+    @pytest.mark.parametrize(
+        ("direction", "per_direction", "limit", "omitted"),
+        [
+            ("out", 3, 200, 7),
+            ("out", 50, 4, 6),
+            ("out", 5, 2, 8),
+            ("both", 3, 200, 14),
+            ("both", 4, 5, 15),
+            ("out", 10, 10, 0),
+        ],
+    )
+    @requires(UPSERT, FACTS, NEIGHBOURHOOD)
+    def test_neighbourhood_omitted_counts_each_step_left_out(
+        self,
+        graph_store: GraphStore,
+        scope: Scope,
+        direction: str,
+        per_direction: int,
+        limit: int,
+        omitted: int,
+    ) -> None:
+        """`omitted` is exactly the number of steps a limit left out: the edges the per-direction cut
+        dropped plus the edges to nodes over `limit` -- not a flag, not a count of nodes. Since 1.5.0."""
+        load(graph_store, scope, *datasets.hub(10))
+        got = neighbourhood(
+            graph_store, scope, ["hub"], direction=direction, per_direction_limit=per_direction, limit=limit
+        )
+        assert got.omitted == omitted
+        assert got.truncated is (omitted > 0)

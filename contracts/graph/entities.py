@@ -3,6 +3,8 @@ entity.hashes."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 from graphctx.contracts import datasets
 from graphctx.contracts._markers import requires
 from graphctx.contracts.graph._common import (
@@ -108,6 +110,51 @@ class EntityUpsertTests(_GraphSubject):
         for e in get_entities(graph_store, scope, ["a", "b"]):
             assert e.updated_at is not None and e.created_at is not None, e.id
             assert utc(e.updated_at) >= utc(e.created_at), e.id  # type: ignore[operator]
+
+    @requires(UPSERT, GET)
+    def test_entity_upsert_timestamps_follow_the_rules(self, graph_store: GraphStore, scope: Scope) -> None:
+        """A new entity keeps the created_at and updated_at it is given; a replace keeps the stored
+        created_at and takes the updated_at it is given (or the current time); an unchanged entity
+        keeps both. Since 1.5.0."""
+
+        def stamps() -> tuple[datetime | None, datetime | None]:
+            (got,) = get_entities(graph_store, scope, ["a"])
+            return utc(got.created_at), utc(got.updated_at)
+
+        first = ent("a", summary="v1", created_at=datasets.T0, updated_at=datasets.T0)
+        assert upsert_entities(graph_store, scope, [first]) == t.UpsertResult(created=1)
+        assert stamps() == (datasets.T0, datasets.T0)
+        changed = ent("a", summary="v2", created_at=datasets.T_NOW, updated_at=datasets.T_CHANGE)
+        assert upsert_entities(graph_store, scope, [changed]) == t.UpsertResult(updated=1)
+        assert stamps() == (datasets.T0, datasets.T_CHANGE), "a replace takes the updated_at it is given"
+        same = ent("a", summary="v2", created_at=datasets.T_NOW, updated_at=datasets.T_NOW)
+        assert upsert_entities(graph_store, scope, [same]) == t.UpsertResult(unchanged=1)
+        assert stamps() == (datasets.T0, datasets.T_CHANGE), "an unchanged entity keeps its timestamps"
+        before = datetime.now(UTC) - timedelta(minutes=5)
+        assert upsert_entities(graph_store, scope, [ent("a", summary="v3")]) == t.UpsertResult(updated=1)
+        created, updated = stamps()
+        assert created == datasets.T0
+        assert updated is not None and updated >= before, "a replace without updated_at is stamped now"
+
+    @requires(UPSERT, GET, HASHES)
+    def test_entity_upsert_batch_repeating_an_id_applies_in_order(
+        self, graph_store: GraphStore, scope: Scope
+    ) -> None:
+        """A batch that names one id several times applies its versions in order: each is counted
+        against what the one before it left (created, then updated or unchanged), the last one is
+        stored, and it stays one entity. Since 1.5.0."""
+        v1, v2 = ent("a", summary="v1", aliases=("one",)), ent("a", summary="v2")
+        assert upsert_entities(graph_store, scope, [v1, v2, ent("b"), v2]) == t.UpsertResult(
+            created=2, updated=1, unchanged=1
+        )
+        assert [entity_view(e) for e in get_entities(graph_store, scope, ["a"])] == [
+            expected_entity(v2, scope)
+        ]
+        assert upsert_entities(graph_store, scope, [v2, v1]) == t.UpsertResult(updated=1, unchanged=1)
+        assert [entity_view(e) for e in get_entities(graph_store, scope, ["a"])] == [
+            expected_entity(v1, scope)
+        ]
+        assert [i for i, _ in all_hashes(graph_store, scope)] == ["a", "b"]
 
     @requires(UPSERT, GET, FIND)
     def test_entity_upsert_visible_to_reads_made_before(self, graph_store: GraphStore, scope: Scope) -> None:
@@ -282,6 +329,37 @@ class FindExactTests(_GraphSubject):
         ]
 
     @requires(UPSERT, FIND)
+    def test_find_exact_reports_the_first_given_value_that_matched(
+        self, graph_store: GraphStore, scope: Scope
+    ) -> None:
+        """`value` is the first of the given values that matched the entity under its field, in the
+        spelling given: not a later one, not the stored one, not the last spelling of a casefold key.
+        Since 1.5.0."""
+        upsert_entities(
+            graph_store,
+            scope,
+            [
+                ent("k", "Kettle", aliases=("kay", "kilo")),
+                ent("p", "zzz", aliases=("pa",)),
+                ent("q", "yyy", aliases=("qa",)),
+            ],
+        )
+        assert _matches(find_exact(graph_store, scope, ["nothing", "KILO", "kay", "kilo"])) == [
+            ("k", "alias", "KILO")
+        ]
+        assert _matches(find_exact(graph_store, scope, ["kay", "KILO"])) == [("k", "alias", "kay")]
+        assert _matches(find_exact(graph_store, scope, ["KETTLE", "kettle", "kay"])) == [
+            ("k", "name", "KETTLE")
+        ]
+        assert _matches(find_exact(graph_store, scope, ["qa", "PA", "pa"])) == [
+            ("p", "alias", "PA"),
+            ("q", "alias", "qa"),
+        ]
+        assert _matches(find_exact(graph_store, scope, ["Kettle", "k"], fields=("id", "name"))) == [
+            ("k", "id", "k")
+        ]
+
+    @requires(UPSERT, FIND)
     def test_find_exact_honours_fields(self, graph_store: GraphStore, scope: Scope) -> None:
         """Only the fields asked for are compared."""
         upsert_entities(graph_store, scope, [ent("x", "x", aliases=("x",), qualified_name="x")])
@@ -300,6 +378,25 @@ class FindExactTests(_GraphSubject):
         assert full[:2] == [("same", "id", "same"), ("e00", "name", "same")]
         for limit in (1, 2, 5, 12, 13):
             assert _matches(find_exact(graph_store, scope, ["same", "al"], limit=limit)) == full[:limit]
+
+    @requires(UPSERT, FIND)
+    def test_find_exact_limit_fills_from_later_fields(self, graph_store: GraphStore, scope: Scope) -> None:
+        """When the entities a later field finds first were already listed under a better field, the
+        page is still filled from that field's further matches, up to `limit`. Since 1.5.0."""
+        upsert_entities(
+            graph_store,
+            scope,
+            [ent(i, "x" if i < "c" else "zzz", aliases=("X",)) for i in ("a", "b", "c", "d", "e")],
+        )
+        full = [
+            ("a", "name", "x"),
+            ("b", "name", "x"),
+            ("c", "alias", "x"),
+            ("d", "alias", "x"),
+            ("e", "alias", "x"),
+        ]
+        for limit in range(1, 7):
+            assert _matches(find_exact(graph_store, scope, ["x"], limit=limit)) == full[:limit], limit
 
     @requires(UPSERT, FIND)
     def test_find_exact_is_not_a_pattern_match(self, graph_store: GraphStore, scope: Scope) -> None:

@@ -35,6 +35,7 @@ from graphctx.contracts.graph._common import (
     upsert_entities,
     upsert_facts,
     utc,
+    valid_at,
 )
 from graphctx.kernel import templates as t
 from graphctx.kernel.ports import GraphStore
@@ -100,6 +101,88 @@ class FactUpsertTests(_GraphSubject):
         assert got.confidence == 0.5
         assert utc(got.created_at) == datasets.T0
         assert got.updated_at is not None
+
+    @requires(UPSERT, FACTS, FROM_ROOTS)
+    def test_fact_upsert_timestamps_follow_the_rules(self, graph_store: GraphStore, scope: Scope) -> None:
+        """A new fact keeps the created_at and updated_at it is given; a replace keeps the stored
+        created_at and takes the updated_at it is given (or the current time); an unchanged fact keeps
+        both. Since 1.5.0."""
+        load(graph_store, scope, [ent("a"), ent("b")])
+
+        def stamps() -> tuple[datetime | None, datetime | None]:
+            (got,) = from_roots(graph_store, scope, ["a"], include_invalid=True).facts
+            return utc(got.created_at), utc(got.updated_at)
+
+        first = edge("a", "b", id="f", created_at=datasets.T0, updated_at=datasets.T0)
+        assert upsert_facts(graph_store, scope, [first]) == t.UpsertResult(created=1)
+        assert stamps() == (datasets.T0, datasets.T0)
+        changed = first.model_copy(
+            update={"confidence": 0.5, "created_at": datasets.T_NOW, "updated_at": datasets.T_CHANGE}
+        )
+        assert upsert_facts(graph_store, scope, [changed]) == t.UpsertResult(updated=1)
+        assert stamps() == (datasets.T0, datasets.T_CHANGE), "a replace takes the updated_at it is given"
+        same = changed.model_copy(update={"created_at": datasets.T_NOW, "updated_at": datasets.T_NOW})
+        assert upsert_facts(graph_store, scope, [same]) == t.UpsertResult(unchanged=1)
+        assert stamps() == (datasets.T0, datasets.T_CHANGE), "an unchanged fact keeps its timestamps"
+        before = datetime.now(UTC) - timedelta(minutes=5)
+        again = changed.model_copy(update={"confidence": 0.25, "created_at": None, "updated_at": None})
+        assert upsert_facts(graph_store, scope, [again]) == t.UpsertResult(updated=1)
+        created, updated = stamps()
+        assert created == datasets.T0
+        assert updated is not None and updated >= before, "a replace without updated_at is stamped now"
+
+    @requires(UPSERT, FACTS, FROM_ROOTS)
+    def test_fact_upsert_a_change_of_any_one_field_is_an_update(
+        self, graph_store: GraphStore, scope: Scope
+    ) -> None:
+        """Changing any one stored field of a fact -- value, confidence, valid_from, valid_to (set,
+        moved by a microsecond, cleared), predicate, object -- is reported updated and read back;
+        writing it again is unchanged. Since 1.5.0."""
+        tick = timedelta(microseconds=1)
+        fact = edge(
+            "a", "b", "depends_on", id="f", value="v1", confidence=0.5, source="s",
+            valid_from=datasets.T0, valid_to=FAR_FUTURE,
+        )  # fmt: skip
+        load(graph_store, scope, [ent("a"), ent("b"), ent("c")], [fact])
+        changes = [
+            {"value": "v2"},
+            {"value": None},
+            {"confidence": 0.75},
+            {"valid_from": datasets.T0 + tick},
+            {"valid_from": None},
+            {"valid_to": FAR_FUTURE - tick},
+            {"valid_to": None},
+            {"valid_from": datasets.T0, "valid_to": datasets.T_CHANGE},
+            {"predicate": "uses"},
+            {"object_id": "c"},
+        ]
+        for change in changes:
+            fact = Fact.model_validate({**fact.model_dump(), **change})
+            assert upsert_facts(graph_store, scope, [fact]) == t.UpsertResult(updated=1), change
+            got = from_roots(graph_store, scope, ["a", "b", "c"], include_invalid=True).facts
+            assert [fact_view(f) for f in got] == [expected_fact(fact, scope)], change
+            assert upsert_facts(graph_store, scope, [fact]) == t.UpsertResult(unchanged=1), change
+
+    @requires(UPSERT, FACTS, FROM_ROOTS, STATS)
+    def test_fact_upsert_batch_repeating_an_id_applies_in_order(
+        self, graph_store: GraphStore, scope: Scope
+    ) -> None:
+        """A batch that names one fact id several times applies its versions in order: each is counted
+        against what the one before it left (created, then updated or unchanged), the last one is
+        stored, and it stays one fact. Since 1.5.0."""
+        load(graph_store, scope, [ent("a"), ent("b")])
+        v1, v2 = edge("a", "b", id="f", confidence=0.5), edge("a", "b", id="f", confidence=0.75)
+        assert upsert_facts(graph_store, scope, [v1, v2, v2]) == t.UpsertResult(
+            created=1, updated=1, unchanged=1
+        )
+        assert [fact_view(f) for f in from_roots(graph_store, scope, ["a"]).facts] == [
+            expected_fact(v2, scope)
+        ]
+        assert upsert_facts(graph_store, scope, [v2, v1]) == t.UpsertResult(updated=1, unchanged=1)
+        assert [fact_view(f) for f in from_roots(graph_store, scope, ["a"]).facts] == [
+            expected_fact(v1, scope)
+        ]
+        assert stats(graph_store, scope).facts == 1
 
     @requires(UPSERT, FACTS, FROM_ROOTS)
     def test_fact_upsert_empty_batch_changes_nothing(self, graph_store: GraphStore, scope: Scope) -> None:
@@ -302,6 +385,79 @@ class FactsFromRootsTests(_GraphSubject):
             ],
         )
         assert ids(from_roots(graph_store, scope, ["a"]).facts) == ["open"]
+
+    @pytest.mark.parametrize("direction", ["out", "in", "both"])
+    @requires(UPSERT, FACTS, FROM_ROOTS)
+    def test_facts_from_roots_validity_in_every_direction(
+        self, graph_store: GraphStore, scope: Scope, direction: str
+    ) -> None:
+        """Validity applies to the facts entering the roots as to those leaving them: ended and future
+        facts are left out either way, now and at a given instant, and a bounded fact is valid from its
+        valid_from (inclusive) to its valid_to (exclusive) in either direction. Since 1.5.0."""
+        start = datetime(2024, 1, 1, 8, 0, 0, 1, tzinfo=UTC)
+        end = datetime(2024, 2, 1, 8, 0, 0, 1, tzinfo=UTC)
+        window = {
+            "ended": {"valid_to": FAR_PAST},
+            "open": {},
+            "future": {"valid_from": FAR_FUTURE},
+            "bounded": {"valid_from": start, "valid_to": end},
+        }
+        facts = [
+            *(edge("r", f"out-{w}", "uses", id=f"out-{w}", **v) for w, v in window.items()),
+            *(edge(f"in-{w}", "r", "uses", id=f"in-{w}", **v) for w, v in window.items()),
+        ]
+        others = [ent(f"{d}-{w}") for d in ("in", "out") for w in window]
+        load(graph_store, scope, [ent("r"), *others], facts)
+        tick = timedelta(microseconds=1)
+        for as_of in (None, AFTER_T0, FAR_FUTURE, FAR_PAST - tick, start - tick, start, end - tick, end):
+            got = from_roots(graph_store, scope, ["r"], direction=direction, as_of=as_of)
+            when = datetime.now(UTC) if as_of is None else as_of
+            want = [f for f in expected_from_roots(facts, ["r"], direction=direction) if valid_at(f, when)]
+            assert ids(got.facts) == ids(want), as_of
+
+    @pytest.mark.parametrize("direction", ["out", "in", "both"])
+    @requires(UPSERT, FACTS, FROM_ROOTS)
+    def test_facts_from_roots_limit_keeps_catalogue_order_across_roots(
+        self, graph_store: GraphStore, scope: Scope, direction: str
+    ) -> None:
+        """With several roots, `limit` keeps the first facts of the whole answer in catalogue order
+        (subject, predicate, object, id) -- not the first of each root, nor of an order missing one of
+        its keys, whichever end the roots are -- at every cut position. Since 1.5.0."""
+        facts = [
+            # out of r1: predicate order is not object order, object order is not id order, and one
+            # relation three times
+            edge("r1", "a1", "uses", id="o1"),
+            edge("r1", "a2", "uses", id="o2"),
+            edge("r1", "z1", "calls", id="o6c"),
+            edge("r1", "z2", "calls", id="o6b"),
+            edge("r1", "z3", "calls", id="o6a"),
+            edge("r1", "m", "owns", id="o9"),
+            edge("r1", "m", "owns", id="o7"),
+            edge("r1", "m", "owns", id="o8"),
+            # out of r2 and r3, to objects that sort before r1's
+            edge("r2", "0a", "calls", id="o5"),
+            edge("r2", "0b", "calls", id="o4"),
+            edge("r3", "0a", "calls", id="o0"),
+            # into the roots: the same kinds of disagreement between the keys
+            edge("x0", "r1", "uses", id="i1"),
+            edge("x0", "r2", "uses", id="i2"),
+            edge("x0", "r3", "calls", id="i4"),
+            edge("x0", "r3", "calls", id="i3"),
+            edge("y", "r1", "calls", id="k3"),
+            edge("y", "r2", "calls", id="k2"),
+            edge("y", "r3", "calls", id="k1"),
+            edge("zz", "r1", "affected", id="j1"),
+            edge("zz", "r2", "affected", id="j2"),
+            # between two roots
+            edge("r1", "r2", "uses", id="b1"),
+        ]
+        names = ("r1", "r2", "r3", "a1", "a2", "z1", "z2", "z3", "m", "0a", "0b", "x0", "y", "zz")
+        load(graph_store, scope, [ent(i) for i in names], facts)
+        roots = ["r3", "r1", "r2"]
+        want = ids(expected_from_roots(facts, roots, direction=direction))
+        for limit in range(1, len(want) + 1):
+            got = from_roots(graph_store, scope, roots, direction=direction, limit=limit)
+            assert (ids(got.facts), got.truncated) == (want[:limit], limit < len(want)), limit
 
     @requires(UPSERT, FACTS, FROM_ROOTS)
     def test_facts_from_roots_include_invalid(self, graph_store: GraphStore, scope: Scope) -> None:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 from graphctx.contracts import datasets
 from graphctx.contracts._markers import requires
 from graphctx.contracts.graph._common import (
     AFTER_T0,
     FACTS,
+    FAR_FUTURE,
+    FAR_PAST,
     PATH,
     UPSERT,
     _GraphSubject,
@@ -142,3 +146,128 @@ class ShortestPathTests(_GraphSubject):
         load(graph_store, scope, *code())
         for source, target in (("missing", "m-add"), ("m-add", "missing"), ("missing", "missing")):
             assert shortest_path(graph_store, scope, source, target) == t.PathResult()
+
+    @requires(UPSERT, FACTS, PATH)
+    def test_shortest_path_ties_take_smallest_ids_not_first_edges(
+        self, graph_store: GraphStore, scope: Scope
+    ) -> None:
+        """The smallest sequence of node ids wins even when another path's first edge comes first in
+        catalogue edge order (here a `calls` edge before a `uses` one). Since 1.5.0."""
+        load(
+            graph_store,
+            scope,
+            [ent(i) for i in ("s", "a", "b", "t")],
+            [
+                edge("s", "b", "calls"),
+                edge("s", "a", "uses"),
+                edge("b", "t", "calls"),
+                edge("a", "t", "uses"),
+            ],
+        )
+        got = shortest_path(graph_store, scope, "s", "t", direction="out")
+        assert _path(got) == ["s", "a", "t"]
+        assert edge_triples(got.edges) == [("s", "uses", "a"), ("a", "uses", "t")]
+        assert _path(shortest_path(graph_store, scope, "t", "s", direction="in")) == ["t", "a", "s"]
+
+    @requires(UPSERT, FACTS, PATH)
+    def test_shortest_path_parallel_edges_take_catalogue_order(
+        self, graph_store: GraphStore, scope: Scope
+    ) -> None:
+        """Between two consecutive nodes joined by several edges (of several predicates, in either
+        direction), the path names the first of them in catalogue edge order (subject, predicate,
+        object, id). Since 1.5.0."""
+        load(
+            graph_store,
+            scope,
+            [ent("a"), ent("b")],
+            [
+                edge("a", "b", "uses", id="f1"),
+                edge("a", "b", "calls", id="f9"),
+                edge("b", "a", "calls", id="f0"),
+                edge("a", "b", "calls", id="f5"),
+            ],
+        )
+        assert [f.id for f in shortest_path(graph_store, scope, "a", "b", direction="both").edges] == ["f5"]
+        assert [f.id for f in shortest_path(graph_store, scope, "a", "b", direction="out").edges] == ["f5"]
+        assert [f.id for f in shortest_path(graph_store, scope, "a", "b", direction="in").edges] == ["f0"]
+        assert [f.id for f in shortest_path(graph_store, scope, "b", "a", direction="both").edges] == ["f5"]
+
+    @requires(UPSERT, FACTS, PATH)
+    def test_shortest_path_edge_allowlist_at_every_hop(self, graph_store: GraphStore, scope: Scope) -> None:
+        """The allowlist holds on every hop, not only the first: a shorter path through an edge of
+        another type later on is not taken. Since 1.5.0."""
+        load(
+            graph_store,
+            scope,
+            [ent(i) for i in ("s", "m", "x", "y", "t")],
+            [
+                edge("s", "m", "calls"),
+                edge("m", "t", "uses"),
+                edge("s", "x", "calls"),
+                edge("x", "y", "calls"),
+                edge("y", "t", "calls"),
+            ],
+        )
+        assert _path(shortest_path(graph_store, scope, "s", "t", edge_types=("calls",))) == [
+            "s",
+            "x",
+            "y",
+            "t",
+        ]
+        assert _path(shortest_path(graph_store, scope, "t", "s", edge_types=("calls",))) == [
+            "t",
+            "y",
+            "x",
+            "s",
+        ]
+        assert _path(shortest_path(graph_store, scope, "s", "t", edge_types=("calls", "uses"))) == [
+            "s",
+            "m",
+            "t",
+        ]
+
+    @requires(UPSERT, FACTS, PATH)
+    def test_shortest_path_direction_at_every_hop(self, graph_store: GraphStore, scope: Scope) -> None:
+        """The direction holds on every hop, not only the first: a shorter path that walks an edge
+        against the direction later on is not taken. Since 1.5.0."""
+        load(
+            graph_store,
+            scope,
+            [ent(i) for i in ("s", "m", "x", "y", "t")],
+            [edge("s", "m"), edge("t", "m"), edge("s", "x"), edge("x", "y"), edge("y", "t")],
+        )
+        assert _path(shortest_path(graph_store, scope, "s", "t", direction="out")) == ["s", "x", "y", "t"]
+        assert _path(shortest_path(graph_store, scope, "t", "s", direction="in")) == ["t", "y", "x", "s"]
+        assert _path(shortest_path(graph_store, scope, "s", "t", direction="both")) == ["s", "m", "t"]
+
+    @requires(UPSERT, FACTS, PATH)
+    def test_shortest_path_default_as_of_is_now(self, graph_store: GraphStore, scope: Scope) -> None:
+        """Without as_of, ended and future edges are not walked; an edge that ends in the future is.
+        Since 1.5.0."""
+        load(
+            graph_store,
+            scope,
+            [ent(i) for i in ("s", "m", "t", "u", "v")],
+            [
+                edge("s", "t", valid_from=FAR_FUTURE),
+                edge("s", "m"),
+                edge("m", "t"),
+                edge("s", "u", valid_to=FAR_PAST),
+                edge("s", "v", valid_from=FAR_PAST, valid_to=FAR_FUTURE),
+            ],
+        )
+        assert _path(shortest_path(graph_store, scope, "s", "t")) == ["s", "m", "t"]
+        assert shortest_path(graph_store, scope, "s", "u") == t.PathResult()
+        assert _path(shortest_path(graph_store, scope, "s", "v")) == ["s", "v"]
+
+    @requires(UPSERT, FACTS, PATH)
+    def test_shortest_path_validity_half_open(self, graph_store: GraphStore, scope: Scope) -> None:
+        """An edge is walked from its valid_from (inclusive) until its valid_to (exclusive), to the
+        microsecond. Since 1.5.0."""
+        start = datetime(2024, 1, 1, 8, 0, 0, 1, tzinfo=UTC)
+        end = datetime(2024, 2, 1, 8, 0, 0, 1, tzinfo=UTC)
+        load(graph_store, scope, [ent("a"), ent("b")], [edge("a", "b", valid_from=start, valid_to=end)])
+        tick = timedelta(microseconds=1)
+        for as_of, valid in ((start - tick, False), (start, True), (end - tick, True), (end, False)):
+            got = shortest_path(graph_store, scope, "a", "b", as_of=as_of)
+            assert _path(got) == (["a", "b"] if valid else []), as_of

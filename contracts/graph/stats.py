@@ -33,12 +33,14 @@ from graphctx.contracts.graph._common import (
     memory,
     modified,
     neighbourhood,
+    node_ids,
     stats,
     upsert_entities,
     upsert_facts,
 )
 from graphctx.kernel import templates as t
 from graphctx.kernel.ports import GraphStore
+from graphctx.model import Fact
 from graphctx.scope import Scope
 
 # ---- scope.stats ------------------------------------------------------------------------------
@@ -85,6 +87,31 @@ class ScopeStatsTests(_GraphSubject):
         got = stats(graph_store, scope)
         assert (got.entities, got.facts) == (7, 7)
         assert got.by_type == {"service": 2, "team": 3, "incident": 1, "decision": 1}
+
+    @requires(UPSERT, FACTS, STATS)
+    def test_scope_stats_count_value_only_facts(self, graph_store: GraphStore, scope: Scope) -> None:
+        """Facts with a literal value and no object entity count as facts, and as valid facts while
+        they hold, like facts between entities. Since 1.5.0."""
+        load(
+            graph_store,
+            scope,
+            [ent("a"), ent("b")],
+            [
+                Fact(subject_id="a", predicate="note", value="current"),
+                Fact(subject_id="a", predicate="note", value="ended", valid_to=FAR_PAST),
+                Fact(subject_id="b", predicate="note", value="later", valid_from=FAR_FUTURE),
+                Fact(
+                    subject_id="b",
+                    predicate="note",
+                    value="bounded",
+                    valid_from=FAR_PAST,
+                    valid_to=FAR_FUTURE,
+                ),
+                edge("a", "b", "uses"),
+            ],
+        )
+        got = stats(graph_store, scope)
+        assert (got.entities, got.facts, got.valid_facts) == (2, 5, 3)
 
     @requires(STATS)
     def test_scope_stats_empty_scope(self, graph_store: GraphStore, scope: Scope) -> None:
@@ -145,3 +172,34 @@ class ScopeClearTests(_GraphSubject):
         assert upsert_entities(graph_store, scope, entities) == t.UpsertResult(created=len(entities))
         assert upsert_facts(graph_store, scope, facts) == t.UpsertResult(created=len(facts))
         assert ids(get_entities(graph_store, scope, ids(entities))) == ids(entities)
+
+    @requires(UPSERT, FACTS, CLEAR, GET, FIND, FROM_ROOTS, NEIGHBOURHOOD, STATS)
+    def test_scope_clear_then_recreate_brings_nothing_back(
+        self, graph_store: GraphStore, scope: Scope
+    ) -> None:
+        """An id cleared and written again starts empty: no alias, name, qualified name or fact of the
+        cleared scope finds or reaches it. Since 1.5.0."""
+        old = ent("x", "old-name", aliases=("old-alias",), qualified_name="pkg.old", summary="old")
+        load(
+            graph_store,
+            scope,
+            [old, ent("y", aliases=("y-alias",))],
+            [
+                edge("x", "y", "uses"),
+                edge("y", "x", "owns"),
+                Fact(subject_id="x", predicate="note", value="old"),
+            ],
+        )
+        clear(graph_store, scope)
+        new = ent("x", "new-name", summary="new")
+        assert upsert_entities(graph_store, scope, [new, ent("y")]) == t.UpsertResult(created=2)
+        assert find_exact(graph_store, scope, ["old-name", "old-alias", "pkg.old", "y-alias"]) == []
+        assert [(m.entity.id, m.field) for m in find_exact(graph_store, scope, ["new-name", "y"])] == [
+            ("y", "id"),
+            ("x", "name"),
+        ]
+        assert from_roots(graph_store, scope, ["x", "y"], include_invalid=True).facts == ()
+        assert node_ids(neighbourhood(graph_store, scope, ["x"], depth=2)) == [(0, "x")]
+        (got,) = get_entities(graph_store, scope, ["x"])
+        assert (got.name, got.aliases, got.qualified_name, got.summary) == ("new-name", (), None, "new")
+        assert (stats(graph_store, scope).entities, stats(graph_store, scope).facts) == (2, 0)

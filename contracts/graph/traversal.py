@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 
 from graphctx.contracts import datasets
@@ -195,3 +197,48 @@ class NeighbourhoodTests(_GraphSubject):
             (0, "t-add"),
             (1, "m-add"),
         ]
+
+    @pytest.mark.parametrize("direction", ["out", "both"])
+    @requires(UPSERT, FACTS, NEIGHBOURHOOD)
+    def test_neighbourhood_node_keeps_its_smallest_depth(
+        self, graph_store: GraphStore, scope: Scope, direction: str
+    ) -> None:
+        """A node reached at depth 1 and again from another depth-1 node at the second hop stays at
+        depth 1, listed once; the edge joining the two depth-1 nodes is followed. Since 1.5.0."""
+        load(
+            graph_store,
+            scope,
+            [ent(i) for i in ("r", "a", "b", "c")],
+            [edge("r", "a"), edge("r", "b"), edge("a", "b"), edge("b", "c")],
+        )
+        got = neighbourhood(graph_store, scope, ["r"], direction=direction, depth=2)
+        assert node_ids(got) == [(0, "r"), (1, "a"), (1, "b"), (2, "c")]
+        assert edge_triples(got.edges) == [
+            ("a", "relates_to", "b"),
+            ("b", "relates_to", "c"),
+            ("r", "relates_to", "a"),
+            ("r", "relates_to", "b"),
+        ]
+
+    @requires(UPSERT, FACTS, NEIGHBOURHOOD)
+    def test_neighbourhood_validity_half_open(self, graph_store: GraphStore, scope: Scope) -> None:
+        """An edge is followed from its valid_from (inclusive) until its valid_to (exclusive), to the
+        microsecond, in either direction and at either hop. Since 1.5.0."""
+        start = datetime(2024, 1, 1, 8, 0, 0, 1, tzinfo=UTC)
+        end = datetime(2024, 2, 1, 8, 0, 0, 1, tzinfo=UTC)
+        load(
+            graph_store,
+            scope,
+            [ent(i) for i in ("r", "a", "b")],
+            [
+                edge("r", "a"),
+                edge("a", "b", valid_from=start, valid_to=end),
+                edge("b", "r", valid_from=start, valid_to=end),
+            ],
+        )
+        tick = timedelta(microseconds=1)
+        for as_of, valid in ((start - tick, False), (start, True), (end - tick, True), (end, False)):
+            out = neighbourhood(graph_store, scope, ["r"], direction="out", depth=2, as_of=as_of)
+            assert node_ids(out) == [(0, "r"), (1, "a"), *([(2, "b")] if valid else [])], as_of
+            inward = neighbourhood(graph_store, scope, ["r"], direction="in", depth=1, as_of=as_of)
+            assert node_ids(inward) == [(0, "r"), *([(1, "b")] if valid else [])], as_of

@@ -197,6 +197,10 @@ CASES = [
             r"test_(neighbourhood|facts_from_roots)_.*limit_edges",
             "test_isolation_depth_limits_count_only_own_edges",
             "test_ties_larger_than_the_limit_cut_by_id",
+            # contract 1.5's limit tests: an ignored limit fails them too
+            r"test_facts_from_roots_limit_keeps_catalogue_order_across_roots",
+            "test_find_exact_limit_fills_from_later_fields",
+            r"test_neighbourhood_(limit_keeps_smallest_ids_not_first_edges|per_direction_limit_keeps_catalogue_order)",
         ),
         must_pass=(
             "test_neighbourhood_depth_clamped_to_two",
@@ -224,19 +228,27 @@ CASES = [
 
 
 def _new(
-    file: str, broken: str, select: str, must_fail: tuple[str, ...], must_pass: tuple[str, ...] = ()
+    file: str,
+    broken: str,
+    select: str,
+    must_fail: tuple[str, ...],
+    must_pass: tuple[str, ...] = (),
+    control: str = "",
 ) -> Case:
-    """A case of contract 1.2's broken adapters: caught by the tests named, collateral failures inside
-    the selected family allowed (the defect is named by the file, and the control passes)."""
+    """A case of contract 1.2's broken adapters (and later ones): caught by the tests named, collateral
+    failures inside the selected family allowed (the defect is named by the file, and the control
+    passes)."""
     port = file.split("_")[1]
-    contract, control = {
+    contract, default = {
         "graph": (GraphStoreContract, "TestControlSqlite"),
         "lexical": (LexicalIndexContract, "TestControlTantivy"),
         "vector": (VectorIndexContract, "TestControlQdrantEdge"),
     }[port]
     if "reopen" in file:
-        control = "TestControlSqliteOnDisk"
-    return Case(file, broken, control, contract, select, must_fail, may_fail=(".*",), must_pass=must_pass)
+        default = "TestControlSqliteOnDisk"
+    return Case(
+        file, broken, control or default, contract, select, must_fail, may_fail=(".*",), must_pass=must_pass
+    )
 
 
 DEPTH = (
@@ -488,6 +500,228 @@ CASES += [
         "TestBrokenPostFilteringVectors",
         r"test_search_filters_by_scope_before_the_cut",
         ("test_search_filters_by_scope_before_the_cut",),
+    ),
+]
+
+
+# contract 1.5: defects the 1.4 suite passed (found by hand-written and mechanical mutants of the
+# reference adapters); each is caught only by the 1.5 tests named
+HOOKED = "TestControlHookedTraversal"
+NEIGHBOURHOOD = r"test_(neighbourhood_.*|isolation_depth_.*)"
+PATH = r"test_(shortest_path_.*|isolation_depth_shortest_path_.*)"
+TIMESTAMPS = r"test_(entity_upsert_.*|fact_upsert_.*)"
+CASES += [
+    _new(
+        "broken_graph_cut_by_far_id.py",
+        "TestBrokenCutByFarId",
+        NEIGHBOURHOOD,
+        ("test_neighbourhood_per_direction_limit_keeps_catalogue_order",),
+        must_pass=(r"test_neighbourhood_per_direction_limit_edges", "test_neighbourhood_depth_two"),
+        control=HOOKED,
+    ),
+    _new(
+        "broken_graph_cut_in_like_out.py",
+        "TestBrokenCutInLikeOut",
+        NEIGHBOURHOOD,
+        ("test_neighbourhood_per_direction_limit_keeps_catalogue_order",),
+        must_pass=("test_neighbourhood_per_direction_limit_each_direction",),
+        control=HOOKED,
+    ),
+    _new(
+        "broken_graph_limit_keeps_first_reached.py",
+        "TestBrokenLimitKeepsFirstReached",
+        NEIGHBOURHOOD,
+        ("test_neighbourhood_limit_keeps_smallest_ids_not_first_edges",),
+        must_pass=(r"test_neighbourhood_limit_edges", "test_neighbourhood_limit_clamped"),
+        control=HOOKED,
+    ),
+    _new(
+        "broken_graph_later_hop_moves_depth.py",
+        "TestBrokenLaterHopMovesDepth",
+        NEIGHBOURHOOD,
+        ("test_neighbourhood_node_keeps_its_smallest_depth",),
+        must_pass=("test_neighbourhood_depth_two", "test_isolation_depth_neighbourhood_at_each_hop"),
+        control=HOOKED,
+    ),
+    _new(
+        "broken_graph_omitted_as_flag.py",
+        "TestBrokenOmittedAsFlag",
+        NEIGHBOURHOOD,
+        ("test_neighbourhood_omitted_counts_each_step_left_out",),
+        must_pass=(r"test_neighbourhood_limit_edges", r"test_neighbourhood_per_direction_limit_edges"),
+        control=HOOKED,
+    ),
+    _new(
+        "broken_graph_path_first_edge_wins.py",
+        "TestBrokenPathFirstEdgeWins",
+        PATH,
+        ("test_shortest_path_ties_take_smallest_ids_not_first_edges",),
+        must_pass=("test_shortest_path_ties_take_smallest_ids",),
+        control=HOOKED,
+    ),
+    _new(
+        "broken_graph_path_parallel_edge_by_id.py",
+        "TestBrokenPathParallelEdgeById",
+        PATH,
+        ("test_shortest_path_parallel_edges_take_catalogue_order",),
+        must_pass=("test_shortest_path_nodes_and_edges",),
+        control=HOOKED,
+    ),
+    _new(
+        "broken_graph_path_allowlist_first_hop.py",
+        "TestBrokenPathAllowlistFirstHop",
+        PATH,
+        ("test_shortest_path_edge_allowlist_at_every_hop",),
+        must_pass=("test_shortest_path_edge_allowlist",),
+        control=HOOKED,
+    ),
+    _new(
+        "broken_graph_path_direction_first_hop.py",
+        "TestBrokenPathDirectionFirstHop",
+        PATH,
+        ("test_shortest_path_direction_at_every_hop",),
+        must_pass=("test_shortest_path_follows_direction",),
+        control=HOOKED,
+    ),
+    _new(
+        "broken_graph_path_current_means_no_end.py",
+        "TestBrokenPathCurrentMeansNoEnd",
+        PATH,
+        ("test_shortest_path_default_as_of_is_now",),
+        must_pass=("test_shortest_path_valid_at_as_of", "test_shortest_path_validity_half_open"),
+        control=HOOKED,
+    ),
+    _new(
+        "broken_graph_from_roots_in_leg_ignores_validity.py",
+        "TestBrokenFromRootsInLegIgnoresValidity",
+        r"test_facts_from_roots_.*",
+        ("test_facts_from_roots_validity_in_every_direction",),
+        must_pass=("test_facts_from_roots_valid_at_as_of", "test_facts_from_roots_default_as_of_is_now"),
+    ),
+    _new(
+        "broken_graph_updated_at_always_now.py",
+        "TestBrokenUpdatedAtAlwaysNow",
+        TIMESTAMPS,
+        ("test_entity_upsert_timestamps_follow_the_rules", "test_fact_upsert_timestamps_follow_the_rules"),
+        must_pass=("test_entity_upsert_sets_updated_at", "test_fact_upsert_sets_timestamps"),
+    ),
+    _new(
+        "broken_graph_replace_keeps_updated_at.py",
+        "TestBrokenReplaceKeepsUpdatedAt",
+        TIMESTAMPS,
+        ("test_entity_upsert_timestamps_follow_the_rules", "test_fact_upsert_timestamps_follow_the_rules"),
+        must_pass=("test_entity_upsert_sets_updated_at", "test_entity_upsert_keeps_created_at_on_replace"),
+    ),
+    _new(
+        "broken_graph_unchanged_bumps_updated_at.py",
+        "TestBrokenUnchangedBumpsUpdatedAt",
+        TIMESTAMPS,
+        ("test_entity_upsert_timestamps_follow_the_rules", "test_fact_upsert_timestamps_follow_the_rules"),
+        must_pass=(
+            "test_entity_upsert_identical_reports_unchanged",
+            "test_fact_upsert_identical_reports_unchanged",
+        ),
+    ),
+    _new(
+        "broken_graph_fact_unchanged_ignores_validity.py",
+        "TestBrokenFactUnchangedIgnoresValidity",
+        r"test_(fact_upsert_.*|invalidate_.*)",
+        ("test_fact_upsert_a_change_of_any_one_field_is_an_update",),
+        must_pass=("test_fact_upsert_replace_by_id", "test_fact_upsert_finds_every_derived_id"),
+    ),
+    _new(
+        "broken_graph_find_exact_reports_last_value.py",
+        "TestBrokenFindExactReportsLastValue",
+        EXACT,
+        ("test_find_exact_reports_the_first_given_value_that_matched",),
+        must_pass=("test_find_exact_by_each_field", "test_find_exact_names_and_aliases_casefolded"),
+    ),
+    _new(
+        "broken_graph_stats_valid_edges_only.py",
+        "TestBrokenStatsValidEdgesOnly",
+        r"test_scope_stats_.*",
+        ("test_scope_stats_count_value_only_facts",),
+        must_pass=("test_scope_stats_valid_facts_now", "test_scope_stats_counts"),
+    ),
+    _new(
+        "broken_graph_clear_keeps_aliases.py",
+        "TestBrokenClearKeepsAliases",
+        r"test_(scope_clear_.*|entity_delete_.*|delete_then_recreate_brings_nothing_back)",
+        ("test_scope_clear_then_recreate_brings_nothing_back",),
+        must_pass=("test_scope_clear_then_reload", "test_delete_then_recreate_brings_nothing_back"),
+    ),
+    _new(
+        "broken_graph_from_roots_in_leg_end_inclusive.py",
+        "TestBrokenFromRootsInLegEndInclusive",
+        r"test_facts_from_roots_.*",
+        ("test_facts_from_roots_validity_in_every_direction",),
+        must_pass=("test_facts_from_roots_validity_half_open", "test_facts_from_roots_valid_at_as_of"),
+    ),
+    _new(
+        "broken_graph_from_roots_cut_without_subject.py",
+        "TestBrokenFromRootsCutWithoutSubject",
+        r"test_facts_from_roots_.*",
+        ("test_facts_from_roots_limit_keeps_catalogue_order_across_roots",),
+        must_pass=(r"test_facts_from_roots_limit_edges", "test_facts_from_roots_limit_80"),
+    ),
+    _new(
+        "broken_graph_find_exact_fills_by_remainder.py",
+        "TestBrokenFindExactFillsByRemainder",
+        EXACT,
+        ("test_find_exact_limit_fills_from_later_fields",),
+        must_pass=("test_find_exact_honours_limit", "test_find_exact_limit_clamped"),
+    ),
+    _new(
+        "broken_graph_upsert_counts_against_batch_start.py",
+        "TestBrokenCountsAgainstBatchStart",
+        TIMESTAMPS,
+        (
+            "test_entity_upsert_batch_repeating_an_id_applies_in_order",
+            "test_fact_upsert_batch_repeating_an_id_applies_in_order",
+        ),
+        must_pass=("test_entity_upsert_counts_a_mixed_batch", "test_fact_upsert_at_hub_subject"),
+    ),
+    _new(
+        "broken_lexical_ignores_indexed_only_text.py",
+        "TestBrokenIgnoresIndexedOnlyText",
+        r"test_upsert_.*",
+        ("test_upsert_then_search_finds_by_indexed_only_text",),
+        must_pass=(r"test_upsert_then_search_finds_by_summary_words",),
+    ),
+    _new(
+        "broken_lexical_upsert_merges_aliases.py",
+        "TestBrokenMergesAliases",
+        r"test_(upsert_.*|delete_then_recreate_finds_only_the_new_text)",
+        ("test_upsert_replaces_aliases",),
+        must_pass=("test_upsert_replaces_by_id", "test_delete_then_recreate_finds_only_the_new_text"),
+    ),
+    _new(
+        "broken_lexical_skips_unchanged_text.py",
+        "TestBrokenSkipsUnchangedText",
+        r"test_(upsert_.*|.*never_cross.*)",
+        ("test_upsert_of_a_new_hash_alone_is_stored",),
+        must_pass=("test_upsert_replaces_by_id", "test_upsert_is_idempotent"),
+    ),
+    _new(
+        "broken_lexical_no_idf.py",
+        "TestBrokenNoIdf",
+        r"test_search_.*",
+        ("test_search_rare_terms_weigh_more",),
+        must_pass=("test_search_scores_descending", "test_search_ties_ordered_by_entity_id"),
+    ),
+    _new(
+        "broken_lexical_case_sensitive.py",
+        "TestBrokenCaseSensitive",
+        r"test_(upsert_then_search_.*|search_injection_.*)",
+        ("test_upsert_then_search_ignores_letter_case",),
+        must_pass=(r"test_upsert_then_search_finds_by_name", r"test_upsert_then_search_finds_by_alias"),
+    ),
+    _new(
+        "broken_vector_skips_unchanged_vector.py",
+        "TestBrokenSkipsUnchangedVector",
+        r"test_(upsert_.*|.*never_cross.*)",
+        ("test_upsert_of_a_new_hash_alone_is_stored",),
+        must_pass=("test_upsert_replaces_by_id", "test_upsert_is_idempotent"),
     ),
 ]
 

@@ -8,6 +8,7 @@ collect it there, under that file's node ids.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -32,6 +33,8 @@ from graphctx.kernel import templates as t
 from graphctx.kernel import walk
 from graphctx.kernel.dispatch import Handler
 from graphctx.kernel.ports import LexicalDoc, LexicalHit
+from graphctx.kernel.rules import fact_order
+from graphctx.model import Fact
 from graphctx.scope import Scope
 from graphctx.settings import Settings
 
@@ -225,6 +228,157 @@ class LaterHopsBind(SqliteGraphStore):
         )
 
 
+# ---- traversals with a hook at every step a defect can hide in -----------------------------------
+
+
+class HookedTraversal(SqliteGraphStore):
+    """Neighbourhood and shortest path computed as the reference computes them -- the hop's SQL, then
+    the breadth-first bookkeeping of graphctx.kernel.walk, written out -- with one method per decision
+    a hand-written traversal makes. A broken subclass overrides one of them (the defect); unbroken,
+    it answers exactly as the reference."""
+
+    def hop_sql(self, direction: str) -> str:
+        """The statement of one hop in one direction, with its per-node cut (reference: catalogue order)."""
+        return traversal._HOP_OUT if direction == "out" else traversal._HOP_IN
+
+    def hop_filters(self, p: Any, first_hop: bool) -> tuple[str, tuple[str, ...]]:
+        """The direction and the edge allowlist of a hop (reference: the request's, at every hop)."""
+        return p.direction, p.edge_types
+
+    def instant(self, p: Any, now: str) -> str:
+        """The instant edges must be valid at (reference: as_of, else now)."""
+        return ts(p.as_of) or now
+
+    def keep(self, reached: list[str], room: int) -> list[str]:
+        """The new nodes of a hop (in the order their edges came) that `limit` keeps (reference: the
+        smallest ids)."""
+        return sorted(reached)[: max(0, room)]
+
+    def is_new(self, node: str, depth_of: dict[str, int], roots: list[str]) -> bool:
+        """Whether a node reached by a hop is new (reference: not reached before, at any depth)."""
+        return node not in depth_of
+
+    def omitted(self, cut: int, dropped: set[str], followed: set[str]) -> int:
+        """What `omitted` reports (reference: every step a limit left out)."""
+        return cut + len(dropped - followed)
+
+    def next_step(self, steps: list[walk.Step]) -> walk.Step:
+        """The step a shortest path takes among those that still reach the target (reference: the
+        smallest next id, then catalogue edge order between parallel edges)."""
+        return min(steps, key=lambda s: (s.far, fact_order(s.fact)))
+
+    # -------------------------------------------------------------------------------------------
+
+    def handlers(self) -> Mapping[str, Handler]:
+        return {
+            **super().handlers(),
+            t.NEIGHBOURHOOD.name: self._bind(self._neighbourhood),
+            t.SHORTEST_PATH.name: self._bind(self._path),
+        }
+
+    def _hop(self, conn: sqlite3.Connection, key: Key, p: Any, now: str, per_node: int) -> walk.HopFn:
+        calls = [0]
+
+        def hop(frontier: Sequence[str]) -> walk.Hop:
+            calls[0] += 1
+            direction, edge_types = self.hop_filters(p, calls[0] == 1)
+            bound = (
+                *key,
+                json_list(frontier),
+                len(edge_types),
+                json_list(edge_types),
+                self.instant(p, now),
+                per_node,
+            )
+            steps, cut = [], 0
+            for d in {"out": ("out",), "in": ("in",), "both": ("out", "in")}[direction]:
+                for row in conn.execute(self.hop_sql(d), bound):
+                    if row["rn"] == 1:
+                        cut += max(0, row["total"] - per_node)
+                    steps.append(walk.Step(row["near"], row["far"], codec.fact(row)))
+            steps.sort(key=walk.step_order)
+            return walk.Hop(steps, cut)
+
+        return hop
+
+    def _neighbourhood(self, conn: sqlite3.Connection, key: Key, p: t.NeighbourhoodParams, now: str) -> Any:
+        hop = self._hop(conn, key, p, now, p.per_direction_limit)
+        roots = [e.id for e in get_by_ids(conn, key, p.roots)]
+        depth_of = dict.fromkeys(roots, 0)
+        edges: dict[str, Fact] = {}
+        dropped: set[str] = set()
+        cut = 0
+        frontier = list(roots)
+        for d in range(1, p.depth + 1):
+            if not frontier:
+                break
+            h = hop(frontier)
+            cut += h.cut
+            reached = list(dict.fromkeys(s.far for s in h.steps if self.is_new(s.far, depth_of, roots)))
+            frontier = self.keep(reached, p.limit - (len(depth_of) - len(roots)))
+            depth_of.update(dict.fromkeys(frontier, d))
+            for s in h.steps:
+                if s.far in depth_of:
+                    edges.setdefault(s.fact.id, s.fact)
+                else:
+                    dropped.add(s.fact.id)
+        if not depth_of:
+            return t.Subgraph()
+        omitted = self.omitted(cut, dropped, set(edges))
+        entities = {e.id: e for e in get_by_ids(conn, key, list(depth_of))}
+        nodes = sorted(
+            (t.Node(entity=entities[i], depth=d) for i, d in depth_of.items()),
+            key=lambda n: (n.depth, n.entity.id),
+        )
+        return t.Subgraph(
+            nodes=tuple(nodes),
+            edges=tuple(sorted(edges.values(), key=fact_order)),
+            truncated=omitted > 0,
+            omitted=omitted,
+        )
+
+    def _path(self, conn: sqlite3.Connection, key: Key, p: t.ShortestPathParams, now: str) -> Any:
+        hop = self._hop(conn, key, p, now, 2**62)
+        ends = {e.id: e for e in get_by_ids(conn, key, [p.source, p.target])}
+        if p.source not in ends or p.target not in ends:
+            return t.PathResult()
+        if p.source == p.target:
+            return t.PathResult(nodes=(ends[p.source],))
+        dist = {p.source: 0}
+        forward: dict[str, list[walk.Step]] = {}
+        frontier = [p.source]
+        for depth in range(1, p.max_depth + 1):
+            for s in hop(frontier).steps:
+                if dist.setdefault(s.far, depth) == depth:
+                    forward.setdefault(s.near, []).append(s)
+            if p.target in dist:
+                break
+            frontier = sorted(n for n, d in dist.items() if d == depth)
+            if not frontier:
+                return t.PathResult()
+        else:
+            return t.PathResult()
+        good = {p.target}
+        for d in range(dist[p.target] - 1, -1, -1):
+            good |= {
+                n for n, nd in dist.items() if nd == d and any(s.far in good for s in forward.get(n, ()))
+            }
+        here, ids, facts = p.source, [p.source], []
+        for _ in range(dist[p.target]):
+            step = self.next_step([s for s in forward[here] if s.far in good])
+            ids.append(step.far)
+            facts.append(step.fact)
+            here = step.far
+        by_id = {e.id: e for e in get_by_ids(conn, key, ids)}
+        return t.PathResult(nodes=tuple(by_id[i] for i in ids), edges=tuple(facts))
+
+
+class TestControlHookedTraversal(InMemorySqlite, GraphStoreContract):
+    """The graph contract on HookedTraversal unbroken: it must pass, or the hooked defects prove nothing."""
+
+    store_class = HookedTraversal
+
+
 # ---- index wrappers that know every scope they were given ---------------------------------------
 
 
@@ -239,6 +393,30 @@ class RemembersScopes:
         return sorted(
             self.__dict__.get("_scopes_seen", set()), key=lambda s: (s.tenant_id, s.namespace, s.graph_id)
         )
+
+
+class RemembersDocs(TantivyLexicalIndex):
+    """A tantivy index that also keeps every document it holds, by (scope, entity id), in memory: what
+    a broken search or upsert needs to reason about documents as a hand-written index would."""
+
+    def kept(self) -> dict[tuple[Scope, str], LexicalDoc]:
+        docs: dict[tuple[Scope, str], LexicalDoc] = self.__dict__.setdefault("_kept_docs", {})
+        return docs
+
+    def upsert(self, scope: Scope, docs: Sequence[LexicalDoc]) -> None:
+        super().upsert(scope, docs)
+        self.kept().update(((scope, d.entity_id), d) for d in docs)
+
+    def delete(self, scope: Scope, entity_ids: Sequence[str]) -> None:
+        super().delete(scope, entity_ids)
+        for entity_id in entity_ids:
+            self.kept().pop((scope, entity_id), None)
+
+
+def words(doc: LexicalDoc) -> list[str]:
+    """The words of a document's searchable text, as written."""
+    text = " ".join([doc.name, *doc.aliases, doc.qualified_name, doc.type, doc.path, doc.summary, doc.text])
+    return re.findall(r"\w+", text)
 
 
 def hit(searcher: Any, address: Any, score: float) -> LexicalHit:
