@@ -25,6 +25,7 @@ from gremlin_python.process.traversal import Bytecode
 from graphctx import deadlines
 from graphctx.adapters.gremlin.connection import GremlinConnection
 from graphctx.adapters.gremlin.dialect import ConnectionConfig
+from graphctx.adapters.hugegraph import dialect as dialect_module
 from graphctx.adapters.hugegraph import (
     HugeGraphDialect,
     HugeGraphSettings,
@@ -85,6 +86,7 @@ def test_no_user_value_outside_a_binding(live: HugeGraphSettings) -> None:
         schema.ALIAS_EDGE,
         schema.ALIAS_VALUE,
         schema.ALIAS_SCOPE,
+        *dialect_module.ROW_FIELDS,
     }
     for request in requests:
         assert request["args"]["aliases"] == {"g": live.traversal_source}
