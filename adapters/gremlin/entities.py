@@ -139,8 +139,8 @@ def _write_entity_rows(ctx: Ctx, scope: Scope, entities: Sequence[Entity], store
         vids = [row.data[VERTEX_ID_FIELD] for row in run]
         found = d.scoped(__.V(b(vids)).has_label(d.vertex_label), b, scope)
         t = ctx.g.inject(0).side_effect(batch.lookup(found))
-        for key, data in batch.by_leg(run).items():
-            t = t.side_effect(leg(b, key, data))
+        for key, leg_rows in batch.by_leg(run).items():
+            t = t.side_effect(leg(b, key, leg_rows))
         ctx.write(t.count(), b, "entity.upsert", idempotent=True)
 
 

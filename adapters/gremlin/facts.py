@@ -182,8 +182,8 @@ def _write_fact_rows(ctx: Ctx, scope: Scope, run: Sequence[tuple[Fact, Fact | No
         ids = dict.fromkeys(i for row in part for i in (row.data[SUBJECT_FIELD], row.data[TARGET_FIELD]))
         vids = [d.vertex_id(scope, i) for i in ids]
         t = t.side_effect(batch.lookup(d.scoped(__.V(b(vids)).has_label(d.vertex_label), b, scope)))
-        for key, data in batch.by_leg(part).items():
-            t = t.side_effect(leg(b, key, data))
+        for key, leg_rows in batch.by_leg(part).items():
+            t = t.side_effect(leg(b, key, leg_rows))
         ctx.write(t.count(), b, "fact.upsert", idempotent=True)
 
 
