@@ -47,25 +47,31 @@ def stored_facts(ctx: Ctx, scope: Scope, ids: Sequence[str], what: str) -> dict[
 
 def stored_versions(ctx: Ctx, scope: Scope, facts: Sequence[Fact], what: str) -> dict[str, Fact]:
     """The stored version of each fact's id. With supplied edge ids, by id. Else each fact is first
-    looked for at its subject under its predicate's label: one request per chunk, reading the edges
-    of the chunk's predicates at the chunk's subjects and keeping those whose fact id the chunk asks
-    for (both sets bound once, as lists). An id derived from the fact's content (fact.upsert refuses a
-    derived-form id of other content) can hang nowhere else, so only the other ids not found there go
-    through the scope-wide `fact_edges` lookup, which costs as much as the scope has facts on some
-    servers (HugeGraph)."""
+    looked for at its subject under its predicate's label: one request per chunk, a leg per
+    predicate reading its edges at the chunk's subjects that have a fact of it, keeping those whose
+    fact id the chunk asks for (bound once, as a list). An id derived from the fact's content
+    (fact.upsert refuses a derived-form id of other content) can hang nowhere else, so only the other
+    ids not found there go through the scope-wide `fact_edges` lookup, which costs as much as the
+    scope has facts on some servers (HugeGraph)."""
     d = ctx.dialect
     ids = unique(f.id for f in facts)
     if all(d.edge_id(scope, i) is not None for i in ids):
         return stored_facts(ctx, scope, ids, what)
     out: dict[str, Fact] = {}
     cost = id_cost(scope)
-    ordered = sorted(facts, key=lambda f: f.subject_id)  # a subject's facts in as few requests as can be
+    ordered = sorted(facts, key=lambda f: (f.predicate, f.subject_id))  # a pair's facts in one request
     for run in chunks(ordered, ctx, lambda f: cost(f.subject_id) + cost(f.id)):
         b = Binder()
-        subjects = unique(f.subject_id for f in run)
-        t = d.entity_vertices(ctx.g, b, scope, subjects).out_e(
-            *labels(ctx, dict.fromkeys(f.predicate for f in run))
-        )
+        by_label: dict[str, list[str]] = {}
+        for f in run:
+            by_label.setdefault(f.predicate, []).append(f.subject_id)
+        # one leg per predicate, from the subjects that have a fact of it here: every (subject,
+        # predicate) pair is read once (on HugeGraph a range of the vertex's edges of that label)
+        legs = [
+            d.entity_vertices(__, b, scope, unique(subjects)).out_e(label(ctx, predicate))
+            for predicate, subjects in by_label.items()
+        ]
+        t = ctx.g.inject(0).union(*legs)
         t = b.within(d.scoped(t, b, scope), keys.FACT_ID, unique(f.id for f in run))
         for props in ctx.read(t.value_map(*keys.FACT_KEYS), b, what):
             f = codec.fact(codec.flat(props), d)
