@@ -164,10 +164,12 @@ def run(
     upsert_n: int = 0,
     upsert_rounds: int = 5,
     load_budget_s: float | None = None,
+    recall_budget_s: float | None = None,
 ) -> dict[str, Any]:
     """Load `size` entities (3 facts each) into a fresh scope, then time recalls. With
     `load_budget_s`, a load still running past it stops after the chunk at hand: the result then
-    says how far it got (`stopped`) and its rate, and no recall is timed."""
+    says how far it got (`stopped`) and its rate, and no recall is timed. With `recall_budget_s`,
+    recalls stop once past it (at least 10 are timed)."""
     rng = random.Random(size)
     vocab = vocabulary(rng)
     data_dir = work / f"graph-{backend}"
@@ -201,7 +203,15 @@ def run(
         wall: list[float] = []
         templates: list[int] = []
         trips: list[int] = []
+        timed_from = time.perf_counter()
         for q in qs:
+            if (
+                recall_budget_s is not None
+                and len(wall) >= 10
+                and time.perf_counter() - timed_from > recall_budget_s
+            ):
+                print(f"{size} {backend}: recalls stopped after {len(wall)} of {len(qs)}", flush=True)
+                break
             runs, sent = graph.templates, graph.round_trips
             t0 = time.perf_counter()
             env = service.recall(scope, q)
@@ -346,6 +356,7 @@ def table(all_results: dict[str, dict[str, Any]]) -> str:
         + " | ".join(counts(results[n]["trips"]) for n in names)
         + " |"
     )
+    lines.append("| recalls timed | " + " | ".join(str(len(results[n]["wall"])) for n in names) + " |")
     lines.append("| load (s) | " + " | ".join(f"{results[n]['load_s']:.0f}" for n in names) + " |")
     lines.append("| bulk load (records/s) | " + " | ".join(rate(results[n]) for n in names) + " |")
     lines += [
@@ -406,6 +417,9 @@ def main() -> None:
         type=float,
         help="stop a backend's load past this many seconds (its rate is reported, larger sizes skipped)",
     )
+    parser.add_argument(
+        "--recall-budget-s", type=float, help="stop timing a backend's recalls past this (at least 10 run)"
+    )
     parser.add_argument("--save", type=Path, help="also write every result as JSON to this file")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--json-out", help=argparse.SUPPRESS)
@@ -435,7 +449,10 @@ def main() -> None:
                 continue  # stopped at a smaller size: a larger one would not finish either
             configure(backend)
             loads.append(os.getloadavg()[0])
-            got = run(backend, size, args.queries, args.work, args.embedder, load_budget_s=args.load_budget_s)
+            got = run(
+                backend, size, args.queries, args.work, args.embedder,
+                load_budget_s=args.load_budget_s, recall_budget_s=args.recall_budget_s,
+            )  # fmt: skip
             loads.append(os.getloadavg()[0])
             got["load_avg"] = loads[-2:]
             by_size[size][backend] = got
