@@ -420,6 +420,8 @@ def main() -> None:
     parser.add_argument(
         "--recall-budget-s", type=float, help="stop timing a backend's recalls past this (at least 10 run)"
     )
+    parser.add_argument("--render", type=Path, help="write the section of a run saved with --save")
+    parser.add_argument("--command", help="--render: the command of the saved run, for the header")
     parser.add_argument("--save", type=Path, help="also write every result as JSON to this file")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--json-out", help=argparse.SUPPRESS)
@@ -443,7 +445,17 @@ def main() -> None:
         return
     stopped: set[str] = set()
     loads: list[float] = []  # the 1-minute load average before and after each backend's run
-    for size in args.sizes:
+    command = "python bench/graph_backends.py " + " ".join(sys.argv[1:])
+    if args.render:  # a saved run (--save), perhaps still going: its sections from what it finished
+        saved = json.loads(args.render.read_text(encoding="utf-8"))
+        by_size = {int(z): r for z, r in saved.items() if r}
+        args.sizes = sorted(by_size)
+        ready = [b for b in args.backends if any(b in r for r in by_size.values())]
+        loads = [x for r in by_size.values() for got in r.values() for x in got.get("load_avg", [])]
+        command = args.command or command
+        left_out = [f"(this section was written from {args.render.name}, saved by that run; sizes and "
+                    "backends it had not finished are absent)"]  # fmt: skip
+    for size in [] if args.render else args.sizes:
         for backend in ready:  # each size: every backend in turn, in one run
             if backend in stopped:
                 continue  # stopped at a smaller size: a larger one would not finish either
@@ -475,7 +487,7 @@ def main() -> None:
         "### Graph backends: one recall workload on SQLite, HugeGraph (standalone and distributed) and "
         "Gremlin Server\n\n"
         + header(
-            "python bench/graph_backends.py " + " ".join(sys.argv[1:]),
+            command,
             f"synthetic memory, {sizes} entities (3 facts each) in one scope per run, "
             f"{args.queries} queries (⅓ exact names, ⅓ summary words, ⅓ phrases; 50 from 50k entities on), "
             f"embedder {args.embedder}; "
