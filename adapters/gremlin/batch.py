@@ -30,7 +30,7 @@ from . import keys
 ROW = "row"
 """Step label of the row at hand inside a leg."""
 ENDS = "ends"
-"""Side-effect key: the request's vertices (entities it updates, or fact endpoints) by entity id."""
+"""Side-effect key: the request's vertices (entities it updates, or fact endpoints) by sort key."""
 ELEMENT = "element"
 """Step label of the vertex a leg writes (its aliases are set from it)."""
 ALIAS = "alias"
@@ -57,9 +57,14 @@ def rows(b: Any, data: list[dict[str, Any]]) -> GraphTraversal:
 
 
 def lookup(vertices: GraphTraversal) -> GraphTraversal:
-    """Anonymous, for a `side_effect()`: the side-effect map `ENDS` of `vertices` by entity id (a side
-    effect, so the vertices never enter the path of the rows either)."""
-    return vertices.group(ENDS).by(keys.ENTITY_ID)
+    """Anonymous, for a `side_effect()`: the side-effect map `ENDS` of `vertices` (a side effect, so
+    they never enter the path of the rows either), keyed by `sort_key`, the hex of the entity id.
+
+    Rows find their vertex with `select(ENDS).select(<key from the row>)`, and a key the map lacks (a
+    new entity) is then looked up among the side effects and the path's step labels: keyed by the
+    raw id, an entity named `row` or `ends` got the row or the map instead of nothing (measured on
+    Gremlin Server 3.8.1). Hex keys ([0-9a-f]) can never equal a step label or side-effect key."""
+    return vertices.group(ENDS).by(keys.SORT_KEY)
 
 
 def encoded_size(value: Any) -> int:
@@ -91,6 +96,8 @@ class Row:
     extra: int = 0
     before: list[GraphTraversal] = dataclasses.field(default_factory=list)
     """Anonymous side effects to run before the request's legs (on the same request)."""
+    ids: tuple[str, ...] = ()
+    """The entities whose vertices the request looks up for this row."""
 
     @property
     def size(self) -> int:

@@ -115,14 +115,17 @@ def _write_entity_rows(ctx: Ctx, scope: Scope, entities: Sequence[Entity], store
         vid = d.vertex_id(scope, e.id)
         data = {**props, VERTEX_ID_FIELD: vid, **d.alias_fields(scope, e.id, codec.alias_keys(e.aliases))}
         # the vertex id is bound twice: in its row and in the request's lookup
-        rows.append(batch.Row(leg=(tuple(props), e.id in stored), data=data, extra=batch.encoded_size(vid)))
+        row = batch.Row(
+            leg=(tuple(props), e.id in stored), data=data, extra=batch.encoded_size(vid), ids=(e.id,)
+        )
+        rows.append(row)
 
     def leg(b: Binder, key: Hashable, data: list[dict[str, Any]]) -> GraphTraversal:
         present, was_stored = cast(tuple[tuple[str, ...], bool], key)
         t = (
             batch.rows(b, data)
             .coalesce(
-                __.select(batch.ENDS).select(batch.field(keys.ENTITY_ID)).unfold(),
+                __.select(batch.ENDS).select(batch.field(keys.SORT_KEY)).unfold(),
                 d.new_vertex_from_row(b, scope),
             )
             .as_(batch.ELEMENT)
@@ -136,7 +139,7 @@ def _write_entity_rows(ctx: Ctx, scope: Scope, entities: Sequence[Entity], store
     cost = batch.leg_costs(lambda key: leg(Binder(), key, []))
     for run in batch.row_runs(rows, ctx.max_request_bytes, cost):
         b = Binder()
-        vids = [row.data[VERTEX_ID_FIELD] for row in run]
+        vids = [d.vertex_id(scope, i) for i in dict.fromkeys(i for row in run for i in row.ids)]
         found = d.scoped(__.V(b(vids)).has_label(d.vertex_label), b, scope)
         t = ctx.g.inject(0).side_effect(batch.lookup(found))
         for key, leg_rows in batch.by_leg(run).items():

@@ -143,10 +143,9 @@ def _write_fact_rows(ctx: Ctx, scope: Scope, run: Sequence[tuple[Fact, Fact | No
             for k, v in codec.fact_props(f, scope, d).items()
             if v is not None and k not in d.edge_identity_keys
         }
-        ends = {
-            SUBJECT_FIELD: f.subject_id,
-            TARGET_FIELD: f.object_id or f.subject_id,
-        }  # a value-only fact loops
+        pair = (f.subject_id, f.object_id or f.subject_id)  # a value-only fact loops on its subject
+        # the ends by sort key, as batch.lookup keys the request's vertices
+        ends = {SUBJECT_FIELD: codec.sort_key(pair[0]), TARGET_FIELD: codec.sort_key(pair[1])}
         data = {**props, **ends, **d.edge_fields(scope, f.id)}
         before = []
         if not by_id:
@@ -155,11 +154,11 @@ def _write_fact_rows(ctx: Ctx, scope: Scope, run: Sequence[tuple[Fact, Fact | No
             if old is not None and (old.subject_id, old.predicate) != (f.subject_id, f.predicate):
                 before.append(_drop_edge(ctx, dropper, scope, old.subject_id, old.predicate, f.id))
         # both endpoints are bound again in the request's lookup, an edge id in its drop; drops measured
-        bound_again = [d.vertex_id(scope, i) for i in ends.values()] + list(
-            d.edge_fields(scope, f.id).values()
-        )
+        bound_again = [d.vertex_id(scope, i) for i in pair] + list(d.edge_fields(scope, f.id).values())
         extra = sum(map(batch.encoded_size, bound_again)) + sum(map(batch.sized, before))
-        rows.append(batch.Row(leg=(f.predicate, tuple(props)), data=data, extra=extra, before=before))
+        rows.append(
+            batch.Row(leg=(f.predicate, tuple(props)), data=data, extra=extra, before=before, ids=pair)
+        )
 
     def leg(b: Binder, key: Hashable, data: list[dict[str, Any]]) -> GraphTraversal:
         predicate, present = cast(tuple[str, tuple[str, ...]], key)
@@ -185,8 +184,7 @@ def _write_fact_rows(ctx: Ctx, scope: Scope, run: Sequence[tuple[Fact, Fact | No
         for row in part:
             for piece in row.before:
                 t = t.side_effect(piece)
-        ids = dict.fromkeys(i for row in part for i in (row.data[SUBJECT_FIELD], row.data[TARGET_FIELD]))
-        vids = [d.vertex_id(scope, i) for i in ids]
+        vids = [d.vertex_id(scope, i) for i in dict.fromkeys(i for row in part for i in row.ids)]
         t = t.side_effect(batch.lookup(d.scoped(__.V(b(vids)).has_label(d.vertex_label), b, scope)))
         for key, leg_rows in batch.by_leg(part).items():
             t = t.side_effect(leg(b, key, leg_rows))

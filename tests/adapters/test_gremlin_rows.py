@@ -395,3 +395,27 @@ def test_a_split_batch_reads_back_whole_and_updates_in_rows(small_budget_store: 
     final = _out_facts(store, scope, list(got))
     assert sorted((f.id, f.object_id) for f in final) == sorted((f.id, f.object_id) for f in moved)
     store.run(t.SCOPE_CLEAR, scope, t.NoParams())
+
+
+def test_ids_named_like_the_row_writes_labels_are_plain_values(small_budget_store: GremlinGraphStore) -> None:
+    """Entity ids (and fact ends) equal to the step labels, side-effect keys and row fields the row
+    writes use are values like any other: a row looks its vertex up by the id's hex sort key, which
+    can never name a label (keyed by the raw id, a new entity `row` or `ends` got the row or the map)."""
+    from graphctx.adapters.gremlin.dialect import ROW_FIELDS
+
+    store, scope = small_budget_store, _scope()
+    ids = [*batch.STEP_KEYS, *ROW_FIELDS, "_b0", "_d0", "b0", "entity_id", "sort_key", "x"]
+    entities = tuple(Entity(id=i, name=i, aliases=(i,)) for i in ids)
+    assert store.run(t.ENTITY_UPSERT, scope, t.EntityUpsertParams(entities=entities)).created == len(ids)
+    got = store.run(t.ENTITY_GET, scope, t.EntityGetParams(ids=tuple(ids))).entities
+    assert [e.id for e in got] == ids
+    facts = tuple(Fact(subject_id=i, predicate="relates_to", object_id=ids[0]) for i in ids) + tuple(
+        Fact(subject_id=ids[0], predicate="note", value=i) for i in ids
+    )
+    assert store.run(t.FACT_UPSERT, scope, t.FactUpsertParams(facts=facts)).created == len(facts)
+    assert store.run(t.FACT_UPSERT, scope, t.FactUpsertParams(facts=facts)).unchanged == len(facts)
+    renamed = tuple(e.model_copy(update={"name": e.name + "!"}) for e in entities)
+    assert store.run(t.ENTITY_UPSERT, scope, t.EntityUpsertParams(entities=renamed)).updated == len(ids)
+    out = _out_facts(store, scope, ids)
+    assert sorted(f.id for f in out) == sorted(f.id for f in facts)
+    store.run(t.SCOPE_CLEAR, scope, t.NoParams())
