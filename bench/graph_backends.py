@@ -378,7 +378,7 @@ def growth(by_size: dict[int, dict[str, dict[str, Any]]]) -> str:
         for n in names:
             r, base = by_size[z].get(n), by_size[sizes[0]][n]
             if r is None:
-                cells.append("not run (stopped at a smaller size)")
+                cells.append("not run")
                 continue
             per_s, per_s_0 = r["records"] / r["load_s"], base["records"] / base["load_s"]
             if "stopped" in r:
