@@ -163,7 +163,13 @@ def run(
     embedder: str,
     upsert_n: int = 0,
     upsert_rounds: int = 5,
+    load_budget_s: float | None = None,
+    recall_budget_s: float | None = None,
 ) -> dict[str, Any]:
+    """Load `size` entities (3 facts each) into a fresh scope, then time recalls. With
+    `load_budget_s`, a load still running past it stops after the chunk at hand: the result then
+    says how far it got (`stopped`) and its rate, and no recall is timed. With `recall_budget_s`,
+    recalls stop once past it (at least 10 are timed)."""
     rng = random.Random(size)
     vocab = vocabulary(rng)
     data_dir = work / f"graph-{backend}"
@@ -175,11 +181,18 @@ def run(
         graph = Counting(service.stores.graph)
         service.stores.graph = graph
         started = time.perf_counter()
-        for i in range(0, len(entities), CHUNK):
-            service.remember(scope, entities[i : i + CHUNK])
-        for i in range(0, len(facts), CHUNK):
-            service.remember(scope, facts=facts[i : i + CHUNK])
+        chunks = [{"entities": entities[i : i + CHUNK]} for i in range(0, len(entities), CHUNK)]
+        chunks += [{"facts": facts[i : i + CHUNK]} for i in range(0, len(facts), CHUNK)]
+        loaded = 0
+        for chunk in chunks:
+            service.remember(scope, **chunk)
+            loaded += len(next(iter(chunk.values())))
+            if load_budget_s is not None and time.perf_counter() - started > load_budget_s:
+                break
         load_s = time.perf_counter() - started
+        if loaded < len(entities) + len(facts):
+            print(f"{size} {backend}: stopped after {loaded:,} records in {load_s:.0f} s", flush=True)
+            return {"load_s": load_s, "records": loaded, "stopped": len(entities) + len(facts)}
         upserts = time_upserts(graph, scope, size, upsert_n, upsert_rounds) if upsert_n else {}
         if len(entities) >= 50_000:  # few recalls at large sizes: the load dominates the run
             n_queries = min(n_queries, 50)
@@ -190,7 +203,15 @@ def run(
         wall: list[float] = []
         templates: list[int] = []
         trips: list[int] = []
+        timed_from = time.perf_counter()
         for q in qs:
+            if (
+                recall_budget_s is not None
+                and len(wall) >= 10
+                and time.perf_counter() - timed_from > recall_budget_s
+            ):
+                print(f"{size} {backend}: recalls stopped after {len(wall)} of {len(qs)}", flush=True)
+                break
             runs, sent = graph.templates, graph.round_trips
             t0 = time.perf_counter()
             env = service.recall(scope, q)
@@ -301,8 +322,22 @@ def p50_p95(values: list[float]) -> str:
     return f"{percentile(values, 0.5):.1f} / {percentile(values, 0.95):.1f}"
 
 
-def table(results: dict[str, dict[str, Any]]) -> str:
+def rate(result: dict[str, Any]) -> str:
+    """Bulk-load records/s; for a load stopped at the budget, how far it got."""
+    text = f"{result['records'] / result['load_s']:,.0f}"
+    if "stopped" in result:
+        text += f" (stopped after {result['records']:,} of {result['stopped']:,} records, "
+        text += f"{result['load_s']:.0f} s)"
+    return text
+
+
+def table(all_results: dict[str, dict[str, Any]]) -> str:
+    results = {n: r for n, r in all_results.items() if "stopped" not in r}
     names = list(results)
+    if not names:
+        return "\n".join(
+            f"- {n}: bulk load {rate(r)} records/s; no recall timed" for n, r in all_results.items()
+        )
     lines = ["| stage (p50 / p95 ms) | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
     for s in STAGES:
         lines.append(f"| {s} | " + " | ".join(p50_p95(results[n]["timings"][s]) for n in names) + " |")
@@ -321,28 +356,39 @@ def table(results: dict[str, dict[str, Any]]) -> str:
         + " | ".join(counts(results[n]["trips"]) for n in names)
         + " |"
     )
+    lines.append("| recalls timed | " + " | ".join(str(len(results[n]["wall"])) for n in names) + " |")
     lines.append("| load (s) | " + " | ".join(f"{results[n]['load_s']:.0f}" for n in names) + " |")
-    lines.append(
-        "| bulk load (records/s) | "
-        + " | ".join(f"{results[n]['records'] / results[n]['load_s']:,.0f}" for n in names)
-        + " |"
-    )
+    lines.append("| bulk load (records/s) | " + " | ".join(rate(results[n]) for n in names) + " |")
+    lines += [
+        f"\n- {n}: bulk load {rate(r)} records/s; no recall timed"
+        for n, r in all_results.items()
+        if n not in results
+    ]
     return "\n".join(lines)
 
 
 def growth(by_size: dict[int, dict[str, dict[str, Any]]]) -> str:
     """Recall p50 and load throughput per size, side by side, with the ratio to the smallest size."""
     sizes = sorted(by_size)
-    names = [n for n in by_size[sizes[0]] if all(n in by_size[z] for z in sizes)]
+    names = list(by_size[sizes[0]])
     head = "| entities per scope | " + " | ".join(f"{n} recall p50 ms / records/s" for n in names) + " |"
     lines = [head, "|---|" + "---|" * len(names)]
     for z in sizes:
         cells = []
         for n in names:
-            r, base = by_size[z][n], by_size[sizes[0]][n]
+            r, base = by_size[z].get(n), by_size[sizes[0]][n]
+            if r is None:
+                cells.append("not run")
+                continue
+            per_s, per_s_0 = r["records"] / r["load_s"], base["records"] / base["load_s"]
+            if "stopped" in r:
+                cells.append(
+                    f"— / {per_s:,.0f} (×{per_s / per_s_0:.2f}; stopped after {r['records']:,} records)"
+                )
+                continue
+            # a backend stopped at the smallest size ran no larger one, so `base` has recall timings
             p50, p50_0 = percentile(r["wall"], 0.5), percentile(base["wall"], 0.5)
-            rate, rate_0 = r["records"] / r["load_s"], base["records"] / base["load_s"]
-            cells.append(f"{p50:.1f} (×{p50 / p50_0:.2f}) / {rate:,.0f} (×{rate / rate_0:.2f})")
+            cells.append(f"{p50:.1f} (×{p50 / p50_0:.2f}) / {per_s:,.0f} (×{per_s / per_s_0:.2f})")
         lines.append(f"| {z:,} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -366,6 +412,17 @@ def main() -> None:
         "--upsert-n", type=int, default=0, help="time fact.upsert of this many facts after the load"
     )
     parser.add_argument("--upsert-rounds", type=int, default=5, help="fact.upsert timings per run")
+    parser.add_argument(
+        "--load-budget-s",
+        type=float,
+        help="stop a backend's load past this many seconds (its rate is reported, larger sizes skipped)",
+    )
+    parser.add_argument(
+        "--recall-budget-s", type=float, help="stop timing a backend's recalls past this (at least 10 run)"
+    )
+    parser.add_argument("--render", type=Path, help="write the section of a run saved with --save")
+    parser.add_argument("--command", help="--render: the command of the saved run, for the header")
+    parser.add_argument("--save", type=Path, help="also write every result as JSON to this file")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--json-out", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -386,14 +443,39 @@ def main() -> None:
     if args.compare:
         compare(args, ready, left_out)
         return
-    for size in args.sizes:
+    stopped: set[str] = set()
+    loads: list[float] = []  # the 1-minute load average before and after each backend's run
+    command = "python bench/graph_backends.py " + " ".join(sys.argv[1:])
+    if args.render:  # a saved run (--save), perhaps still going: its sections from what it finished
+        saved = json.loads(args.render.read_text(encoding="utf-8"))
+        by_size = {int(z): r for z, r in saved.items() if r}
+        args.sizes = sorted(by_size)
+        ready = [b for b in args.backends if any(b in r for r in by_size.values())]
+        loads = [x for r in by_size.values() for got in r.values() for x in got.get("load_avg", [])]
+        command = args.command or command
+        left_out = [f"(this section was written from {args.render.name}, saved by that run; sizes and "
+                    "backends it had not finished are absent)"]  # fmt: skip
+    for size in [] if args.render else args.sizes:
         for backend in ready:  # each size: every backend in turn, in one run
+            if backend in stopped:
+                continue  # stopped at a smaller size: a larger one would not finish either
             configure(backend)
-            by_size[size][backend] = run(backend, size, args.queries, args.work, args.embedder)
-            print(f"{size} {backend}: done (load {by_size[size][backend]['load_s']:.0f} s)", flush=True)
+            loads.append(os.getloadavg()[0])
+            got = run(
+                backend, size, args.queries, args.work, args.embedder,
+                load_budget_s=args.load_budget_s, recall_budget_s=args.recall_budget_s,
+            )  # fmt: skip
+            loads.append(os.getloadavg()[0])
+            got["load_avg"] = loads[-2:]
+            by_size[size][backend] = got
+            if "stopped" in got:
+                stopped.add(backend)
+            print(f"{size} {backend}: done (load {got['load_s']:.0f} s)", flush=True)
+            if args.save:
+                args.save.write_text(json.dumps({str(z): r for z, r in by_size.items()}), encoding="utf-8")
     parts = []
     for size in args.sizes:
-        text = table(by_size[size]) if by_size[size] else "(no backend ran)"
+        text = table(by_size[size]) if by_size[size] else "(no backend ran: each stopped at a smaller size)"
         parts.append(f"#### {size:,} entities and {size * 3:,} facts in one scope\n\n{text}\n")
     if len(args.sizes) > 1 and ready:
         parts.append("#### Growth (ratio to the smallest size)\n\n" + growth(by_size) + "\n")
@@ -405,12 +487,17 @@ def main() -> None:
         "### Graph backends: one recall workload on SQLite, HugeGraph (standalone and distributed) and "
         "Gremlin Server\n\n"
         + header(
-            "python bench/graph_backends.py " + " ".join(sys.argv[1:]),
+            command,
             f"synthetic memory, {sizes} entities (3 facts each) in one scope per run, "
             f"{args.queries} queries (⅓ exact names, ⅓ summary words, ⅓ phrases; 50 from 50k entities on), "
             f"embedder {args.embedder}; "
             + "; ".join(DESCRIBED[b]() for b in ready if b in DESCRIBED)
             + "; all on this machine",
+        )
+        + (
+            f"- 1-minute load average, sampled before and after each run: {min(loads):.1f}–{max(loads):.1f}\n"
+            if loads
+            else ""
         )
         + notes
         + "\n\nStage timings come from the envelope; lexical (tantivy) and vector (qdrant-edge) legs are "

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from graphctx.settings import Settings
 
-from . import keys
+from . import batch, keys
 from .binding import Binder
 from .connection import GremlinConnection, ServerError, TimedTransport
 from .dialect import ConnectionConfig, GremlinDialect
@@ -24,6 +24,7 @@ __all__ = [
     "GremlinSettings",
     "ServerError",
     "TimedTransport",
+    "batch",
     "create_graph_store",
     "keys",
     "opened",

@@ -10,7 +10,10 @@ JavaTranslator has the same rule). So:
 
 * a set of allowed values is an `or()` of `has(key, binding)` (`has_any`), or `V(binding)` for ids;
 * an order comparison binds the value as a side effect of the traversal source and compares with
-  `where(P.<op>(side-effect key)).by(key).by()` (`compare`); `finish` adds those side effects.
+  `where(P.<op>(side-effect key)).by(key).by()` (`compare`); `finish` adds those side effects;
+* a long set of allowed values is bound once as a list side effect and kept with
+  `where(P.within(side-effect key)).by(key).by()` (`within`; measured on HugeGraph 1.5.0 and Gremlin
+  Server 3.8.1).
 """
 
 from __future__ import annotations
@@ -53,6 +56,13 @@ class Binder:
         name = f"_{self._prefix}{self._count}"
         self._side_effects.append((name, self(value)))
         return t.has(key).where(getattr(P, op)(name)).by(key).by()
+
+    def within(self, t: GraphTraversal, key: str, values: Sequence[Any]) -> GraphTraversal:
+        """Keep elements whose `key` equals one of `values`, bound once as a list side effect (where an
+        `or()` of equalities would cost steps per value): `where(P.within(side-effect key))`."""
+        name = f"_{self._prefix}{self._count}"
+        self._side_effects.append((name, self(list(values))))
+        return t.has(key).where(P.within(name)).by(key).by()
 
     def finish(self, t: GraphTraversal) -> GraphTraversal:
         """Declare the side effects `compare` used; call once, on the finished traversal."""

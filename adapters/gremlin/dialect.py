@@ -51,7 +51,7 @@ from gremlin_python.statics import long
 from graphctx.errors import GraphctxError
 from graphctx.scope import Scope
 
-from . import keys
+from . import batch, keys
 from .binding import Binder, Op
 
 if TYPE_CHECKING:
@@ -62,6 +62,14 @@ Start = GraphTraversalSource | type[__]
 of a `union()` or a `project()` by-modulator, so several lookups share one request)."""
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+# the fields of a row (batch.py) that are not property keys: constants of code, like the keys
+VERTEX_ID_FIELD = "_vertex_id"
+EDGE_ID_FIELD = "_edge_id"
+ALIASES_FIELD = "_alias_keys"
+SUBJECT_FIELD = "_subject"
+TARGET_FIELD = "_target"
+ROW_FIELDS = (VERTEX_ID_FIELD, EDGE_ID_FIELD, ALIASES_FIELD, SUBJECT_FIELD, TARGET_FIELD)
 
 
 @dataclass(frozen=True)
@@ -230,6 +238,68 @@ class GremlinDialect:
     edge_identity_keys: ClassVar[frozenset[str]] = frozenset()
     """Edge properties `edge_identity` already sets (e.g. a sort key a server refuses to set twice);
     the shared translations do not set them again."""
+
+    # ---- bulk writes as bound rows (batch.py) -----------------------------------------------
+    # entity.upsert and fact.upsert send one traversal per request whose values travel as rows; each
+    # per-item hook above has a row counterpart here. A dialect that overrides a per-item hook and not
+    # its row counterpart keeps the per-item writes (`writes_rows`).
+
+    edge_add_replaces: ClassVar[bool] = False
+    """True when adding an edge whose identity (ends, label, `edge_identity` values) equals a stored
+    edge's replaces that edge (HugeGraph builds edge ids from them). A new fact then needs no drop
+    before its add for a second run of the write to leave the same graph."""
+
+    def writes_rows(self) -> bool:
+        """Whether the row writes apply: the dialect supplies vertex ids and every per-item write hook
+        it overrides has its row counterpart overridden too."""
+        pairs = [
+            ("new_vertex", "new_vertex_from_row"),
+            ("set_aliases", "set_aliases_from_row"),
+            ("edge_identity", "edge_identity_from_row"),
+        ]
+        cls = type(self)
+        for item, row in pairs:
+            if getattr(cls, item) is not getattr(GremlinDialect, item) and getattr(cls, row) is getattr(
+                GremlinDialect, row
+            ):
+                return False
+        return True
+
+    def new_vertex_from_row(self, b: Binder, scope: Scope) -> GraphTraversal:
+        """Anonymous, on the row at hand: add its vertex, with the id `vertex_id` gave (row key
+        `VERTEX_ID_FIELD`). Row counterpart of `new_vertex`."""
+        return __.add_v(self.vertex_label).property(T.id, batch.field(VERTEX_ID_FIELD))
+
+    def alias_fields(self, scope: Scope, entity_id: str, alias_keys: Sequence[str]) -> dict[str, Any]:
+        """What a row needs for `set_aliases_from_row`: default the alias keys (absent when none)."""
+        return {ALIASES_FIELD: list(alias_keys)} if alias_keys else {}
+
+    def set_aliases_from_row(
+        self, t: GraphTraversal, b: Binder, scope: Scope, *, stored: bool
+    ) -> GraphTraversal:
+        """Append to a row's vertex (step label `batch.ELEMENT`) what stores the row's alias keys; the
+        old ones are already dropped. `stored`: the vertex existed before this write. Row counterpart
+        of `set_aliases`."""
+        return t.side_effect(
+            batch.field(ALIASES_FIELD)
+            .unfold()
+            .as_(batch.ALIAS)
+            .select(batch.ELEMENT)
+            .property(Cardinality.set_, keys.ALIAS_KEY, __.select(batch.ALIAS))
+        )
+
+    def edge_fields(self, scope: Scope, fact_id: str) -> dict[str, Any]:
+        """What a row needs for `edge_identity_from_row`: default the edge id (absent when the server
+        assigns ids)."""
+        eid = self.edge_id(scope, fact_id)
+        return {} if eid is None else {EDGE_ID_FIELD: eid}
+
+    def edge_identity_from_row(self, t: GraphTraversal, b: Binder, scope: Scope) -> GraphTraversal:
+        """Append to an `addE()` on the row at hand what identifies the new edge (the fields
+        `edge_fields` put in the row). Row counterpart of `edge_identity`."""
+        if self.edge_id(scope, "f") is None:  # ids are supplied for every fact or for none
+            return t
+        return t.property(T.id, batch.field(EDGE_ID_FIELD))
 
     # ---- values -----------------------------------------------------------------------------
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
-from gremlin_python.process.graph_traversal import __
+from gremlin_python.process.graph_traversal import GraphTraversal, __
 from gremlin_python.process.traversal import Scope as Local
 
 from graphctx.errors import InputError
@@ -26,9 +26,10 @@ from graphctx.kernel.templates import (
 from graphctx.model import Entity, IndexedHash
 from graphctx.scope import Scope
 
-from . import codec, keys
+from . import batch, codec, keys
 from .binding import Binder
 from .context import Ctx, chunks, id_cost, write_in_chunks
+from .dialect import VERTEX_ID_FIELD
 
 _E = TypeVar("_E", Entity, EntityName)
 _ID_CHUNK = 200  # ids per lookup request (each id is bound once, with its scope-derived vertex id)
@@ -76,6 +77,7 @@ def upsert(ctx: Ctx, scope: Scope, entities: Sequence[Entity], now: datetime) ->
     for e in entities:
         check_owner(e, codec.owner(scope))
     state: dict[str, Entity] = {e.id: e for e in get_by_ids(ctx, scope, [e.id for e in entities])}
+    stored = set(state)
     pending: dict[str, Entity] = {}
     created = updated = unchanged = 0
     for e in entities:  # in batch order, so a repeated id is compared with its earlier version
@@ -91,8 +93,58 @@ def upsert(ctx: Ctx, scope: Scope, entities: Sequence[Entity], now: datetime) ->
         else:
             updated += 1
     if pending:
-        _write_entities(ctx, scope, list(pending.values()))
+        items = list(pending.values())
+        d = ctx.dialect
+        if d.writes_rows() and all(d.vertex_id(scope, e.id) is not None for e in items):
+            _write_entity_rows(ctx, scope, items, stored)
+        else:  # the server assigns vertex ids, or the dialect writes item by item
+            _write_entities(ctx, scope, items)
     return UpsertResult(created=created, updated=updated, unchanged=unchanged)
+
+
+def _write_entity_rows(ctx: Ctx, scope: Scope, entities: Sequence[Entity], stored: set[str]) -> None:
+    """The final versions as bound rows (batch.py), one traversal per request: the request's stored
+    vertices are looked up once (by id, in the scope), each row finds its vertex there or adds it,
+    drops the optional fields and aliases a stored vertex may hold, then sets every present field.
+    Running a request twice leaves the same graph, so requests are retried on connection failures.
+    Legs: the rows with one set of present fields and one `stored` flag."""
+    d = ctx.dialect
+    rows = []
+    for e in entities:
+        props = {k: v for k, v in codec.entity_props(e, scope, d).items() if v is not None}
+        vid = d.vertex_id(scope, e.id)
+        data = {**props, VERTEX_ID_FIELD: vid, **d.alias_fields(scope, e.id, codec.alias_keys(e.aliases))}
+        # the vertex id is bound twice: in its row and in the request's lookup
+        row = batch.Row(
+            leg=(tuple(props), e.id in stored), data=data, extra=batch.encoded_size(vid), ids=(e.id,)
+        )
+        rows.append(row)
+
+    def leg(b: Binder, key: Hashable, data: list[dict[str, Any]]) -> GraphTraversal:
+        present, was_stored = cast(tuple[tuple[str, ...], bool], key)
+        t = (
+            batch.rows(b, data)
+            .coalesce(
+                __.select(batch.ENDS).select(batch.field(keys.SORT_KEY)).unfold(),
+                d.new_vertex_from_row(b, scope),
+            )
+            .as_(batch.ELEMENT)
+        )
+        if was_stored:
+            t = t.side_effect(__.properties(*keys.ENTITY_OPTIONAL, keys.ALIAS_KEY).drop())
+        for key_ in present:
+            t = t.property(key_, batch.field(key_))
+        return d.set_aliases_from_row(t, b, scope, stored=was_stored)
+
+    cost = batch.leg_costs(lambda key: leg(Binder(), key, []))
+    for run in batch.row_runs(rows, ctx.max_request_bytes, cost):
+        b = Binder()
+        vids = [d.vertex_id(scope, i) for i in dict.fromkeys(i for row in run for i in row.ids)]
+        found = d.scoped(__.V(b(vids)).has_label(d.vertex_label), b, scope)
+        t = ctx.g.inject(0).side_effect(batch.lookup(found))
+        for key, leg_rows in batch.by_leg(run).items():
+            t = t.side_effect(leg(b, key, leg_rows))
+        ctx.write(t.count(), b, "entity.upsert", idempotent=True)
 
 
 def _write_entities(ctx: Ctx, scope: Scope, entities: Sequence[Entity]) -> None:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from datetime import UTC, datetime
+from typing import Any, cast
 
 from gremlin_python.process.graph_traversal import GraphTraversal, __
 
@@ -18,9 +19,10 @@ from graphctx.kernel.templates import (
 from graphctx.model import Fact, derived_fact_ids
 from graphctx.scope import Scope
 
-from . import codec, keys
+from . import batch, codec, keys
 from .binding import Binder
-from .context import Ctx, chunks, id_cost, label, labels, not_literal, piece_runs, valid_at, write_in_chunks
+from .context import Ctx, chunks, id_cost, label, labels, not_literal, valid_at, write_in_chunks
+from .dialect import EDGE_ID_FIELD, SUBJECT_FIELD, TARGET_FIELD
 
 
 def existing_ids(ctx: Ctx, scope: Scope, ids: Sequence[str]) -> set[str]:
@@ -45,20 +47,33 @@ def stored_facts(ctx: Ctx, scope: Scope, ids: Sequence[str], what: str) -> dict[
 
 def stored_versions(ctx: Ctx, scope: Scope, facts: Sequence[Fact], what: str) -> dict[str, Fact]:
     """The stored version of each fact's id. With supplied edge ids, by id. Else each fact is first
-    looked for at its subject under its predicate's label (one request per chunk, a union of one leg
-    per fact); an id derived from the fact's content (fact.upsert refuses a derived-form id of other
-    content) can hang nowhere else, so only the other ids not found there go through the scope-wide
-    `fact_edges` lookup, which costs as much as the scope has facts on some servers (HugeGraph)."""
+    looked for at its subject under its predicate's label: one request per chunk, a leg per
+    predicate reading its edges at the chunk's subjects that have a fact of it, keeping those whose
+    fact id the chunk asks for (bound once, as a list). An id derived from the fact's content
+    (fact.upsert refuses a derived-form id of other content) can hang nowhere else, so only the other
+    ids not found there go through the scope-wide `fact_edges` lookup, which costs as much as the
+    scope has facts on some servers (HugeGraph)."""
     d = ctx.dialect
     ids = unique(f.id for f in facts)
     if all(d.edge_id(scope, i) is not None for i in ids):
         return stored_facts(ctx, scope, ids, what)
-    b = Binder()  # one binder for every leg, as in _write_facts: binding names stay unique
-    places = dict.fromkeys((f.id, f.subject_id, f.predicate) for f in facts)
     out: dict[str, Fact] = {}
-    for run in piece_runs(ctx, [_fact_at(ctx, b, scope, *place) for place in places]):
-        t = ctx.g.inject(0).union(*run).value_map(*keys.FACT_KEYS)
-        for props in ctx.read(t, b, what):
+    cost = id_cost(scope)
+    ordered = sorted(facts, key=lambda f: (f.predicate, f.subject_id))  # a pair's facts in one request
+    for run in chunks(ordered, ctx, lambda f: cost(f.subject_id) + cost(f.id)):
+        b = Binder()
+        by_label: dict[str, list[str]] = {}
+        for f in run:
+            by_label.setdefault(f.predicate, []).append(f.subject_id)
+        # one leg per predicate, from the subjects that have a fact of it here: every (subject,
+        # predicate) pair is read once (on HugeGraph a range of the vertex's edges of that label)
+        legs = [
+            d.entity_vertices(__, b, scope, unique(subjects)).out_e(label(ctx, predicate))
+            for predicate, subjects in by_label.items()
+        ]
+        t = ctx.g.inject(0).union(*legs)
+        t = b.within(d.scoped(t, b, scope), keys.FACT_ID, unique(f.id for f in run))
+        for props in ctx.read(t.value_map(*keys.FACT_KEYS), b, what):
             f = codec.fact(codec.flat(props), d)
             out[f.id] = f
     elsewhere = [f.id for f in facts if f.id not in out and f.id not in derived_fact_ids(f)]
@@ -101,8 +116,79 @@ def upsert(ctx: Ctx, scope: Scope, facts: Sequence[Fact], now: datetime) -> Upse
         else:
             updated += 1
     if pending:
-        _write_facts(ctx, scope, list(pending.values()))
+        items = list(pending.values())
+        d = ctx.dialect
+        ends = [f.object_id or f.subject_id for f, _ in items] + [f.subject_id for f, _ in items]
+        if d.writes_rows() and all(d.vertex_id(scope, i) is not None for i in ends):
+            _write_fact_rows(ctx, scope, items)
+        else:  # the server assigns vertex ids, or the dialect writes item by item
+            _write_facts(ctx, scope, items)
     return UpsertResult(created=created, updated=updated, unchanged=unchanged)
+
+
+def _write_fact_rows(ctx: Ctx, scope: Scope, run: Sequence[tuple[Fact, Fact | None]]) -> None:
+    """The new versions as bound rows (batch.py), one traversal per request: first what must go (the
+    stored edges of these fact ids: by edge id when the dialect supplies them, else the stored
+    version's edge at its subject, and at the new place unless an add there replaces it), then the
+    request's endpoints are looked up once (by id, in the scope), then each leg adds its rows' edges
+    between them. Running a request twice leaves the same graph, so requests are retried on
+    connection failures. Legs: the rows with one predicate and one set of present fields."""
+    d = ctx.dialect
+    dropper = Binder("d")  # the per-fact drops are built once, with binding names of their own
+    by_id = all(d.edge_id(scope, f.id) is not None for f, _ in run)
+    rows = []
+    for f, old in run:
+        props = {
+            k: v
+            for k, v in codec.fact_props(f, scope, d).items()
+            if v is not None and k not in d.edge_identity_keys
+        }
+        pair = (f.subject_id, f.object_id or f.subject_id)  # a value-only fact loops on its subject
+        # the ends by sort key, as batch.lookup keys the request's vertices
+        ends = {SUBJECT_FIELD: codec.sort_key(pair[0]), TARGET_FIELD: codec.sort_key(pair[1])}
+        data = {**props, **ends, **d.edge_fields(scope, f.id)}
+        before = []
+        if not by_id:
+            if old is not None or not d.edge_add_replaces:
+                before.append(_drop_edge(ctx, dropper, scope, f.subject_id, f.predicate, f.id))
+            if old is not None and (old.subject_id, old.predicate) != (f.subject_id, f.predicate):
+                before.append(_drop_edge(ctx, dropper, scope, old.subject_id, old.predicate, f.id))
+        # both endpoints are bound again in the request's lookup, an edge id in its drop; drops measured
+        bound_again = [d.vertex_id(scope, i) for i in pair] + list(d.edge_fields(scope, f.id).values())
+        extra = sum(map(batch.encoded_size, bound_again)) + sum(map(batch.sized, before))
+        rows.append(
+            batch.Row(leg=(f.predicate, tuple(props)), data=data, extra=extra, before=before, ids=pair)
+        )
+
+    def leg(b: Binder, key: Hashable, data: list[dict[str, Any]]) -> GraphTraversal:
+        predicate, present = cast(tuple[str, tuple[str, ...]], key)
+        t = (
+            batch.rows(b, data)
+            .add_e(label(ctx, predicate))
+            .from_(__.select(batch.ENDS).select(batch.field(SUBJECT_FIELD)).unfold())
+            .to(__.select(batch.ENDS).select(batch.field(TARGET_FIELD)).unfold())
+        )
+        t = d.edge_identity_from_row(t, b, scope)
+        for key_ in present:
+            t = t.property(key_, batch.field(key_))
+        return t
+
+    cost = batch.leg_costs(lambda key: leg(Binder(), key, []))
+    for part in batch.row_runs(rows, ctx.max_request_bytes, cost):
+        b = Binder()
+        if by_id:  # every stored edge of these ids, wherever it hangs, goes first
+            eids = [row.data[EDGE_ID_FIELD] for row in part]
+            t = d.scoped(ctx.g.E(b(eids)), b, scope).drop().fold()
+        else:
+            t = ctx.g.inject(0)
+        for row in part:
+            for piece in row.before:
+                t = t.side_effect(piece)
+        vids = [d.vertex_id(scope, i) for i in dict.fromkeys(i for row in part for i in row.ids)]
+        t = t.side_effect(batch.lookup(d.scoped(__.V(b(vids)).has_label(d.vertex_label), b, scope)))
+        for key, leg_rows in batch.by_leg(part).items():
+            t = t.side_effect(leg(b, key, leg_rows))
+        ctx.write(t.count(), b, "fact.upsert", idempotent=True)
 
 
 def _drop_edge(

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from gremlin_python.process.graph_traversal import GraphTraversal, GraphTraversalSource, __
 from gremlin_python.process.traversal import T
 
-from graphctx.adapters.gremlin import Binder, GremlinDialect, keys
+from graphctx.adapters.gremlin import Binder, GremlinDialect, batch, keys
 from graphctx.adapters.gremlin.dialect import Start
 from graphctx.errors import BackendError, BackendUnavailable, GraphctxError
 from graphctx.scope import Scope
@@ -41,6 +41,13 @@ _STORAGE_UNAVAILABLE = ("UNAVAILABLE: ", "DEADLINE_EXCEEDED: ")  # gRPC status p
 # not answer Gremlin's 598: it interrupts the storage read, which answers 500 with this text (measured
 # on a loaded 1.5.0 cluster). The request did not complete; the next one may.
 _INTERRUPTED = "java.lang.InterruptedException"
+
+
+# fields of a row write (graphctx.adapters.gremlin.batch) besides the property keys: constants of code
+FACT_KEY_FIELD = "_fact_key"
+ALIAS_VERTICES_FIELD = "_alias_vertices"
+ALIAS_ID = "_id"
+ROW_FIELDS = (FACT_KEY_FIELD, ALIAS_VERTICES_FIELD, ALIAS_ID)
 
 
 def _digest(*parts: str) -> str:
@@ -70,6 +77,16 @@ class HugeGraphDialect(GremlinDialect):
 
     def edge_identity(self, t: GraphTraversal, b: Binder, scope: Scope, fact_id: str) -> GraphTraversal:
         return t.property(schema.FACT_SORT_KEY, b(self.fact_key(scope, fact_id)))
+
+    # an edge's id is (source, label, sort values, target): adding one with a stored edge's identity
+    # replaces that edge (GraphTransaction keeps one edge per id), so a new fact needs no drop first
+    edge_add_replaces: ClassVar[bool] = True
+
+    def edge_fields(self, scope: Scope, fact_id: str) -> dict[str, Any]:
+        return {FACT_KEY_FIELD: self.fact_key(scope, fact_id)}
+
+    def edge_identity_from_row(self, t: GraphTraversal, b: Binder, scope: Scope) -> GraphTraversal:
+        return t.property(schema.FACT_SORT_KEY, batch.field(FACT_KEY_FIELD))
 
     def fact_edge(self, t: GraphTraversal, b: Binder, scope: Scope, fact_id: str) -> GraphTraversal:
         # outE(one label) then an equality on the edge label's first sort key is a prefix of HugeGraph's
@@ -105,7 +122,7 @@ class HugeGraphDialect(GremlinDialect):
         t = t.side_effect(__.in_e(schema.ALIAS_EDGE).out_v().drop())
         target = self.vertex_id(scope, entity_id)
         for alias in alias_keys:
-            vid = "a" + _digest(scope.tenant_id, scope.namespace, scope.graph_id, entity_id, alias)
+            vid = self.alias_vertex_id(scope, entity_id, alias)
             t = t.side_effect(
                 __.add_v(schema.ALIAS_LABEL)
                 .property(T.id, b(vid))
@@ -115,6 +132,38 @@ class HugeGraphDialect(GremlinDialect):
                 .to(__.V(b(target)))
             )
         return t
+
+    def alias_vertex_id(self, scope: Scope, entity_id: str, alias: str) -> str:
+        return "a" + _digest(scope.tenant_id, scope.namespace, scope.graph_id, entity_id, alias)
+
+    def alias_fields(self, scope: Scope, entity_id: str, alias_keys: Sequence[str]) -> dict[str, Any]:
+        fields = super().alias_fields(scope, entity_id, alias_keys)
+        if alias_keys:
+            fields[ALIAS_VERTICES_FIELD] = [
+                {ALIAS_ID: self.alias_vertex_id(scope, entity_id, a), schema.ALIAS_VALUE: a}
+                for a in alias_keys
+            ]
+        return fields
+
+    def set_aliases_from_row(
+        self, t: GraphTraversal, b: Binder, scope: Scope, *, stored: bool
+    ) -> GraphTraversal:
+        """Besides the alias_key values, the row's `alias` vertices (a stored entity's old ones go
+        first; adding an alias vertex or edge that exists replaces it, so a second run is the same)."""
+        t = super().set_aliases_from_row(t, b, scope, stored=stored)
+        if stored:
+            t = t.side_effect(__.in_e(schema.ALIAS_EDGE).out_v().drop())
+        return t.side_effect(
+            batch.field(ALIAS_VERTICES_FIELD)
+            .unfold()
+            .as_(batch.ALIAS)
+            .add_v(schema.ALIAS_LABEL)
+            .property(T.id, __.select(batch.ALIAS).select(ALIAS_ID))
+            .property(schema.ALIAS_VALUE, __.select(batch.ALIAS).select(schema.ALIAS_VALUE))
+            .property(schema.ALIAS_SCOPE, b(self.alias_scope(scope)))
+            .add_e(schema.ALIAS_EDGE)
+            .to(batch.ELEMENT)
+        )
 
     def drop_entities(self, t: GraphTraversal) -> GraphTraversal:
         """The entities' alias vertices go with them; left behind they would only take space, but

@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from graphctx.adapters.gremlin import GremlinGraphStore, TimedTransport, keys
+from graphctx.adapters.gremlin import GremlinGraphStore, TimedTransport, batch, keys
+from graphctx.adapters.gremlin.dialect import ROW_FIELDS
 from graphctx.contracts import datasets
 from graphctx.kernel import templates as t
 from graphctx.model import PREDICATES, Entity, Fact
@@ -78,6 +79,8 @@ STEP_CONSTANTS = {
     *(v for k, v in vars(keys).items() if k.isupper() and isinstance(v, str)),
     *PREDICATES,
     *("near", "out_total", "in_total", "out", "in", "entities", "facts", "by_type", "valid", "id", "hash"),
+    *batch.STEP_KEYS,  # the row writes' step labels and side-effect key
+    *ROW_FIELDS,  # the fields of a row that are not property keys
 }
 SIDE_EFFECT_KEY = re.compile(r"^_b\d+$")
 
@@ -96,7 +99,7 @@ def outside_bindings(value: Any, found: list[Any]) -> None:
         if kind in ("g:T", "g:Cardinality", "g:Scope", "g:Order", "g:Direction"):
             return  # enums of the Gremlin language
         if kind == "g:P":  # a predicate's name is language; its value is checked like any other
-            assert inner["predicate"] in ("eq", "gt", "gte", "lt", "lte"), inner
+            assert inner["predicate"] in ("eq", "gt", "gte", "lt", "lte", "within"), inner
             outside_bindings(inner["value"], found)
             return
         outside_bindings(inner, found)

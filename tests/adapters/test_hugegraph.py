@@ -32,6 +32,7 @@ from graphctx.adapters.hugegraph import (
     RestClient,
     schema,
 )
+from graphctx.adapters.hugegraph import dialect as dialect_module
 from graphctx.errors import BackendError, BackendUnavailable, ConfigError, DeadlineExceeded, GraphctxError
 from graphctx.kernel import templates as t
 from graphctx.model import PREDICATES, Entity, Fact, code_edge_id, legacy_fact_id
@@ -85,6 +86,7 @@ def test_no_user_value_outside_a_binding(live: HugeGraphSettings) -> None:
         schema.ALIAS_EDGE,
         schema.ALIAS_VALUE,
         schema.ALIAS_SCOPE,
+        *dialect_module.ROW_FIELDS,
     }
     for request in requests:
         assert request["args"]["aliases"] == {"g": live.traversal_source}
@@ -630,6 +632,27 @@ def test_alias_vertices_go_with_their_entity_on_delete_and_clear(live: HugeGraph
         assert _alias_vertices(store, scope, ["x", "y", "z"]) == 1
         store.run(t.SCOPE_CLEAR, scope, t.NoParams())
         assert _alias_vertices(store, scope, ["x", "y", "z"]) == 0
+    finally:
+        store.close()
+
+
+def test_alias_vertices_follow_an_update_written_as_rows(live: HugeGraphSettings) -> None:
+    """An entity written again with other aliases keeps only the new alias vertices (the row write
+    drops a stored entity's old ones), and writing the same batch twice leaves one of each."""
+    store = HugeGraphStore(live)
+    store.ensure_schema()
+    scope = _scope()
+    try:
+        first = tuple(Entity(id=f"e{i}", name=f"E{i}", aliases=[f"old{i}", f"both{i}"]) for i in range(30))
+        store.run(t.ENTITY_UPSERT, scope, t.EntityUpsertParams(entities=first))
+        assert _alias_vertices(store, scope, [f"old{i}" for i in range(30)]) == 30
+        second = tuple(e.model_copy(update={"aliases": (f"both{i}", f"new{i}")}) for i, e in enumerate(first))
+        assert store.run(t.ENTITY_UPSERT, scope, t.EntityUpsertParams(entities=second)).updated == 30
+        assert _alias_vertices(store, scope, [f"old{i}" for i in range(30)]) == 0
+        assert _alias_vertices(store, scope, [f"both{i}" for i in range(30)]) == 30
+        assert _alias_vertices(store, scope, [f"new{i}" for i in range(30)]) == 30
+        exact = t.EntityFindExactParams(values=("new7", "old7"), fields=("alias",))
+        assert [m.entity.id for m in store.run(t.ENTITY_FIND_EXACT, scope, exact).matches] == ["e7"]
     finally:
         store.close()
 
