@@ -685,6 +685,27 @@ class LexicalIdentifierTests(LexicalIndexHarness):
         """A whole name, alias or qualified name ranks its entity first."""
         assert ids(self.checked_search(code, scope, query))[:1] == [expected]
 
+    @requires("exact_identifier_field")
+    @pytest.mark.parametrize("query", ["ledger", "Ledger", "gl", "GL"])
+    def test_search_whole_name_outranks_documents_full_of_the_word(
+        self, lexical_index: LexicalIndex, scope: Scope, query: str
+    ) -> None:
+        """A one-word name (or alias) that is the whole query ranks its entity first even where other
+        documents repeat the word in every field BM25 weighs: the whole-name promise is not a boost
+        that term frequency can outweigh. Since 1.5.0."""
+        word = query.lower()
+        crowd = [
+            doc(
+                f"crowd-{i}", f"{word.title()}Service{i}", f"h{i}", aliases=(f"{word}-{i}",),
+                qualified_name=f"billing.{word}.{word}_{i}", path=f"billing/{word}/{word}_{i}.py",
+                summary=" ".join([word] * 40), text=" ".join([word] * 200),
+            )
+            for i in range(6)
+        ]  # fmt: skip
+        named = doc("the-one", "ledger", "h-one", aliases=("gl",), summary="Accounts and balances.")
+        self.write(lexical_index, scope, [*crowd, named])
+        assert ids(self.checked_search(lexical_index, scope, query))[:1] == ["the-one"]
+
     @requires("stemming")
     def test_search_matches_english_word_forms(self, loaded: LexicalIndex, scope: Scope) -> None:
         """Inflected forms meet: `charging card` finds the summary `charges cards`."""

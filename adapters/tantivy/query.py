@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from tantivy import Occur, Query, Schema, TextAnalyzer
 
-from graphctx.adapters.tantivy.analysis import clean, identifier_tokens, query_exact_terms
+from graphctx.adapters.tantivy.analysis import clean, exact_terms, identifier_tokens, query_exact_terms
 from graphctx.adapters.tantivy.schema import (
     ALIAS_IDENT,
     BODY,
@@ -40,6 +40,10 @@ class Weights:
 
 
 WEIGHTS = Weights()
+WHOLE_NAME_SCORE = 1_000.0
+"""What a document whose name, alias or qualified name is the whole query adds to its score: more than
+any sum of BM25 clauses reaches, so such a document ranks first (an identifier found inside a longer
+query keeps its ordinary `exact` weight, so prose never floods the top with same-named entities)."""
 
 
 def scope_filter(schema: Schema, scope: Scope) -> Query:
@@ -67,7 +71,11 @@ def text_clauses(
                 clauses.append((Occur.Should, Query.boost_query(term, boost)))
 
     text = clean(text)
-    add({EXACT: weights.exact}, query_exact_terms(text))
+    whole = exact_terms(text)  # the query as one name: its entity ranks first (exact_identifier_field)
+    for term in whole:
+        exact = Query.term_query(schema, EXACT, term)
+        clauses.append((Occur.Should, Query.const_score_query(exact, WHOLE_NAME_SCORE)))
+    add({EXACT: weights.exact}, [t for t in query_exact_terms(text) if t not in whole])
     add(weights.ident, identifier_tokens(text))
     add(weights.text, english.analyze(text))
     return clauses

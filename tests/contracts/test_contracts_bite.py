@@ -710,6 +710,13 @@ CASES += [
         must_pass=("test_search_scores_descending", "test_search_ties_ordered_by_entity_id"),
     ),
     _new(
+        "broken_lexical_whole_name_by_boost.py",
+        "TestBrokenWholeNameByBoost",
+        r"test_search_.*",
+        ("test_search_whole_name_outranks_documents_full_of_the_word",),
+        must_pass=("test_search_exact_identifier_ranks_first", "test_search_scores_descending"),
+    ),
+    _new(
         "broken_lexical_case_sensitive.py",
         "TestBrokenCaseSensitive",
         r"test_(upsert_then_search_.*|search_injection_.*)",
