@@ -42,6 +42,7 @@ from graphctx.scope import Scope
 from graphctx.vectors import checked_vector
 
 BATCH = 500
+VECTOR_BATCH = 5000  # entities embedded and appended to the vector index per call
 TEMPLATE_BATCH = 5000  # entity.upsert / fact.upsert take at most this many per call
 IDS_BATCH = 1000  # entity.delete / fact.invalidate / entity.get_by_ids
 _DETERMINISTIC = (InputError, NotFound, ScopeError)
@@ -369,8 +370,14 @@ class IndexSync:
 
     def sync(self, scope: Scope, ids: Sequence[str], *, durable: bool = True) -> SyncReport:
         """Make both indexes hold exactly what the graph holds for these ids (idempotent); durably
-        unless `durable` is False (then searchable here, flushed by `deferred`)."""
+        unless `durable` is False (then searchable here, flushed by `deferred`).
+
+        The graph is read BATCH ids at a time and the lexical index written (one commit) per read:
+        its BM25 statistics count a replaced document until a merge drops it, so the commit sequence
+        is kept as it was. The vector index is written VECTOR_BATCH entities at a time (one embed
+        call, one append): its rows and their order are the same whatever the batching."""
         report = SyncReport()
+        vectors: list[Entity] = []
         for batch in batches(ids, BATCH):
             chunk = list(dict.fromkeys(batch))
             found = self.stores.graph.run(ENTITY_GET, scope, EntityGetParams(ids=tuple(chunk))).entities
@@ -380,13 +387,21 @@ class IndexSync:
             gone = sorted(set(chunk) - {e.id for e in present})
             if present:
                 self.stores.lexical.upsert(scope, [lexical_doc(e) for e in present])
-                report.vector_skipped += self._upsert_vectors(scope, present)
+                vectors += present
+                if len(vectors) >= VECTOR_BATCH:
+                    report.vector_skipped += self._upsert_vectors(scope, vectors)
+                    vectors = []
             if gone:
                 self.stores.lexical.delete(scope, gone)
                 if self.stores.vector is not None:
+                    if vectors:  # in order: an id upserted in an earlier read, gone in this one
+                        report.vector_skipped += self._upsert_vectors(scope, vectors)
+                        vectors = []
                     self.stores.vector.delete(scope, gone)
             report.indexed += len(present)
             report.removed += len(gone)
+        if vectors:
+            report.vector_skipped += self._upsert_vectors(scope, vectors)
         if durable:
             self.flush()
         return report
@@ -403,8 +418,9 @@ class IndexSync:
             except InvalidVector:
                 skipped.append(entity.id)  # lexical and exact legs still find it
                 continue
+            # checked here: a tuple of floats, as the field declares, without validating 256 floats again
             records.append(
-                VectorRecord(
+                VectorRecord.model_construct(
                     entity_id=entity.id, content_hash=entity.content_hash, vector=tuple(vec.tolist())
                 )
             )
