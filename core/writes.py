@@ -39,7 +39,7 @@ from graphctx.kernel.templates import (
 )
 from graphctx.model import Entity, Fact
 from graphctx.scope import Scope
-from graphctx.vectors import checked_vector
+from graphctx.vectors import checked_vector, checked_vectors
 
 BATCH = 500
 VECTOR_BATCH = 5000  # entities embedded and appended to the vector index per call
@@ -159,6 +159,13 @@ class SyncReport:
         self.indexed += other.indexed
         self.removed += other.removed
         self.vector_skipped += other.vector_skipped
+
+
+def _checked_or_none(row: Any, dimension: int) -> list[float] | None:
+    try:
+        return list(checked_vector(row, dimension).tolist())
+    except InvalidVector:
+        return None
 
 
 def _where(exc: GraphctxError) -> dict[str, Any]:
@@ -411,17 +418,21 @@ class IndexSync:
         if embedder is None or vector is None:
             return []
         matrix = embedder.embed([embedding_text(e) for e in entities])
+        checked = checked_vectors(matrix, embedder.dimension) if len(matrix) == len(entities) else None
+        if checked is None:  # not an (n, dimension) matrix: each row refused on its own, as always
+            rows = [_checked_or_none(row, embedder.dimension) for row in matrix]
+        else:
+            values, ok = checked
+            rows = [v if good else None for v, good in zip(values.tolist(), ok.tolist(), strict=True)]
         records, skipped = [], []
-        for entity, row in zip(entities, matrix, strict=True):
-            try:
-                vec = checked_vector(row, embedder.dimension)
-            except InvalidVector:
+        for entity, row in zip(entities, rows, strict=True):
+            if row is None:
                 skipped.append(entity.id)  # lexical and exact legs still find it
                 continue
             # checked here: a tuple of floats, as the field declares, without validating 256 floats again
             records.append(
                 VectorRecord.model_construct(
-                    entity_id=entity.id, content_hash=entity.content_hash, vector=tuple(vec.tolist())
+                    entity_id=entity.id, content_hash=entity.content_hash, vector=tuple(row)
                 )
             )
         if records:
