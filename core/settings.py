@@ -142,9 +142,9 @@ class Settings(BaseSettings):
         default=1,
         ge=1,
         le=64,
-        description="Processes that parse Go files while `graphctx index` runs (at most the cores; 1: "
-        "this process alone). Off by default: as measured (docs/results.md), sending parsed files "
-        "back costs about what the workers save on two cores.",
+        description="Processes that parse Go files, and Python files ahead of their resolution, while "
+        "`graphctx index` runs (at most the cores; 1: this process alone). Off by default: as measured "
+        "(docs/results.md), on two shared cores the workers save this process parsing but not wall time.",
     )
     code_roots: list[str] = Field(
         default_factory=list,

@@ -232,7 +232,16 @@ class Indexer:
         repositories = {r.name: r for r in list_repositories(self.stores.graph, scope)}
         others = [r for n, r in repositories.items() if n != name]
         python = PythonFrontEnd(
-            self.stores.graph, scope, name, layout, walked.files, report, others, exclude, self._tick
+            self.stores.graph,
+            scope,
+            name,
+            layout,
+            walked.files,
+            report,
+            others,
+            exclude,
+            self._tick,
+            workers=self.workers,
         )
         fronts: list[FrontEnd] = [
             python,
