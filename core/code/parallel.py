@@ -1,4 +1,5 @@
-"""Parsing in parallel processes (opt-in: the index_workers setting, GRAPHCTX_INDEX_WORKERS=N): a
+"""Parsing in parallel processes (the index_workers setting, GRAPHCTX_INDEX_WORKERS=N; unset, Python
+files are parsed ahead by `Prefetch` and Go files here). `parallel_map`: a
 pure per-file function mapped over the files by up to N worker processes, at most one per core, each
 given a contiguous share of the files (balanced by bytes); the shares are joined in input order, so
 every id, hash and fact is what the serial path gives. A run too small to share, or a worker that
