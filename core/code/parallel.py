@@ -240,7 +240,8 @@ def _write_frame(stream: IO[bytes], blob: bytes) -> None:
     stream.flush()
 
 
-def _read_frame(stream: IO[bytes]) -> tuple[int, Any] | None:
+def _read_frame(stream: IO[bytes]) -> tuple[Any, Any] | None:
+    """One message: (item index, result or item), or for the first one (function name, shared)."""
     head = stream.read(_FRAME.size)
     if len(head) < _FRAME.size:
         return None
