@@ -78,7 +78,11 @@ def side_by_side(args: argparse.Namespace, tree: Path, tmp: Path, what: str) -> 
         run = index_once(tree, embedder, tmp / f"store-w{w}", w)
         report = run["report"]
         print("graphctx", w, {k: v for k, v in run.items() if k != "report"}, file=sys.stderr)
-        workers = f"{w} parse worker(s)" if w else "index_workers unset (1, serial)"
+        workers = (
+            f"{w} parse worker(s)"
+            if w
+            else "index_workers unset (Python parsed ahead by 2 worker processes, Go here)"
+        )
         rows.append(
             (
                 f"graphctx index, {embedder}, {workers}",
@@ -108,7 +112,8 @@ def side_by_side(args: argparse.Namespace, tree: Path, tmp: Path, what: str) -> 
         lines.append(f"| {name} | {wall:.1f} | {cpu_s} | {noop:.1f} | {load:.1f} | {ratio} |")
     lines.append("")
     lines.append(
-        "process CPU is this process's only (parse workers are child processes and not counted); "
+        "process CPU is this process's only (parse workers are child processes and not counted, "
+        "nor is graphify's); "
         "one run each on a shared 2-core machine: read the ratio, not the seconds."
     )
     lines.append("")

@@ -44,12 +44,18 @@ def check_text(what: str, value: object, limit: int, *, allow_empty: bool = Fals
     """A string within `limit` UTF-8 bytes with no NUL; otherwise a typed error naming the bound."""
     if not isinstance(value, str):
         raise InputError(f"{what} must be a string, got {type(value).__name__}", field=what)
-    size = len(value.encode("utf-8", errors="surrogatepass"))
-    if size > limit:
-        raise BoundExceeded(what, limit, size)
-    problem = unicode_problem(value)
-    if problem:
-        raise InputError(f"{what} {problem}", field=what)
+    if value.isascii():  # one byte a character, no surrogate: the same checks without encoding
+        if len(value) > limit:
+            raise BoundExceeded(what, limit, len(value))
+        if "\x00" in value:
+            raise InputError(f"{what} contains a NUL character", field=what)
+    else:
+        size = len(value.encode("utf-8", errors="surrogatepass"))
+        if size > limit:
+            raise BoundExceeded(what, limit, size)
+        problem = unicode_problem(value)
+        if problem:
+            raise InputError(f"{what} {problem}", field=what)
     if not allow_empty and not value.strip():
         raise InputError(f"{what} must not be empty", field=what)
     return value

@@ -115,8 +115,38 @@ class _Frozen(BaseModel):
 
 
 def stable_hash(*parts: Any) -> str:
-    payload = json.dumps(parts, ensure_ascii=False, separators=(",", ":"), default=str)
+    payload = _compact_json(parts)
+    if payload is None:
+        payload = json.dumps(parts, ensure_ascii=False, separators=(",", ":"), default=str)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:32]
+
+
+_json_string = json.encoder.encode_basestring  # what json.dumps(ensure_ascii=False) writes a str as
+
+
+def _compact_json(value: Any) -> str | None:
+    """json.dumps(value, ensure_ascii=False, separators=(",", ":")) for what hashes are made of
+    (strings, None, integers, lists and tuples, dicts with string keys), without building an
+    encoder per call; None for anything else (the caller then asks json itself)."""
+    kind = type(value)
+    if kind is str:
+        return str(_json_string(value))
+    if value is None:
+        return "null"
+    if kind is int:
+        return str(value)
+    if kind is list or kind is tuple:
+        items = [_compact_json(v) for v in value]
+        return None if None in items else "[" + ",".join(items) + "]"  # type: ignore[arg-type]
+    if kind is dict:
+        pairs = []
+        for k, v in value.items():
+            encoded = _compact_json(v)
+            if type(k) is not str or encoded is None:
+                return None
+            pairs.append(f"{_json_string(k)}:{encoded}")
+        return "{" + ",".join(pairs) + "}"
+    return None
 
 
 class Entity(_Frozen):

@@ -70,6 +70,18 @@ _FOLDED = frozenset({8})
 _ASSIGNMENT_NEEDS = ("passw", "secret", "token", "key", "credential")  # case-insensitive, and a ':' or '='
 
 
+# Any literal any pattern needs, in one search: an ASCII text with none of them (most text) holds
+# no secret and is returned as it is without running a pattern. The case-insensitive literals are
+# searched case-insensitively, which on ASCII text is exactly lower-casing it first.
+_ANY_NEED = re.compile(
+    "|".join(re.escape(s) for n, needs in enumerate(_NEEDS) if n not in _FOLDED for s in needs)
+    + "|(?i:"
+    + "|".join(re.escape(s) for n in sorted(_FOLDED) for s in _NEEDS[n])
+    + ")"
+)
+_ANY_ASSIGNMENT_NEED = re.compile("(?i:" + "|".join(map(re.escape, _ASSIGNMENT_NEEDS)) + ")")
+
+
 def _assigned(m: re.Match[str]) -> str:
     return f"{m.group(1)}{m.group(2)}{REDACTED}"
 
@@ -80,6 +92,10 @@ def redact(text: str) -> str:
         for pattern in _PATTERNS:
             text = pattern.sub(REDACTED, text)
         return _ASSIGNMENT.sub(_assigned, text)
+    if _ANY_NEED.search(text) is None and (
+        ("=" not in text and ":" not in text) or _ANY_ASSIGNMENT_NEED.search(text) is None
+    ):
+        return text  # no pattern can match: none of their literals is there
     # a pattern runs only where the text as it stands holds its literal part (most text holds no
     # secret): the same result as running every pattern
     lower = text.lower()

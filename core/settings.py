@@ -138,13 +138,14 @@ class Settings(BaseSettings):
         default_factory=lambda: list(DEFAULT_CODE_EXCLUDE),
         description="Gitignore-style patterns `graphctx index` skips (on top of each .gitignore).",
     )
-    index_workers: int = Field(
-        default=1,
+    index_workers: int | None = Field(
+        default=None,
         ge=1,
         le=64,
-        description="Processes that parse Go files while `graphctx index` runs (at most the cores; 1: "
-        "this process alone). Off by default: as measured (docs/results.md), sending parsed files "
-        "back costs about what the workers save on two cores.",
+        description="Processes that parse files while `graphctx index` runs (at most the cores; 1: this "
+        "process alone). Unset: Python files are parsed ahead by two worker processes (at most the "
+        "cores) and Go files here, as measured on two cores (docs/results.md): Python's parsed files "
+        "come back cheaply and the workers shorten the run, sending Go's back costs what they save.",
     )
     code_roots: list[str] = Field(
         default_factory=list,

@@ -30,6 +30,26 @@ def checked_vector(vector: Sequence[float] | NDArray[np.floating], dimension: in
     return (arr / norm).astype(np.float32)
 
 
+def checked_vectors(
+    matrix: NDArray[np.floating], dimension: int
+) -> tuple[NDArray[np.float32], NDArray[np.bool_]] | None:
+    """`checked_vector` of every row of a (n, dimension) matrix at once: the rows it returns (bit for
+    bit: each row's norm is its own float32 dot product, as np.linalg.norm computes it) and which rows
+    it accepts (invalid rows are zero). None when the matrix is not (n, dimension) float data."""
+    try:
+        arr = np.asarray(matrix, dtype=np.float32)
+    except (TypeError, ValueError):
+        return None
+    if arr.ndim != 2 or arr.shape[1] != dimension:
+        return None
+    with np.errstate(over="ignore", invalid="ignore"):
+        norms = np.sqrt(np.fromiter((row.dot(row) for row in arr), dtype=np.float32, count=len(arr)))
+        ok = np.isfinite(arr).all(axis=1) & np.isfinite(norms) & (norms != 0)
+        out = np.zeros_like(arr)
+        out[ok] = arr[ok] / norms[ok, None]
+    return out, ok
+
+
 def valid_rows(matrix: NDArray[np.floating], dimension: int) -> tuple[NDArray[np.float32], NDArray[np.bool_]]:
     """Every row checked at once: the L2-normalised float32 matrix and which rows are valid (finite,
     non-zero). Invalid rows are zero in the result. InvalidVector when the shape is wrong."""

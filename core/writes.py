@@ -11,7 +11,9 @@ on a transactional store (SQLite) or not (TinkerGraph, HugeGraph).
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -39,9 +41,10 @@ from graphctx.kernel.templates import (
 )
 from graphctx.model import Entity, Fact
 from graphctx.scope import Scope
-from graphctx.vectors import checked_vector
+from graphctx.vectors import checked_vector, checked_vectors
 
 BATCH = 500
+VECTOR_BATCH = 5000  # entities embedded and appended to the vector index per call
 TEMPLATE_BATCH = 5000  # entity.upsert / fact.upsert take at most this many per call
 IDS_BATCH = 1000  # entity.delete / fact.invalidate / entity.get_by_ids
 _DETERMINISTIC = (InputError, NotFound, ScopeError)
@@ -158,6 +161,62 @@ class SyncReport:
         self.indexed += other.indexed
         self.removed += other.removed
         self.vector_skipped += other.vector_skipped
+
+
+class _VectorWrites:
+    """One sync's vector work: each graph read's entities embedded in a background thread as they
+    come (`add`), appended to the vector index in the order they came, at least every VECTOR_BATCH
+    entities (`write`). Nothing runs without an embedder and a vector index."""
+
+    def __init__(self, sync: IndexSync, scope: Scope, report: SyncReport, *, background: bool) -> None:
+        self.sync, self.scope, self.report = sync, scope, report
+        self.background = background  # one graph read has nothing to overlap with: no thread then
+        self.enabled = sync.stores.embedder is not None and sync.stores.vector is not None
+        self.pool: ThreadPoolExecutor | None = None
+        self.tasks: deque[Future[tuple[list[VectorRecord], list[str]]]] = deque()
+        self.waiting = 0  # entities submitted and not yet written
+
+    def add(self, entities: list[Entity]) -> None:
+        if not self.enabled:
+            return
+        if not self.background:
+            done: Future[tuple[list[VectorRecord], list[str]]] = Future()
+            done.set_result(self.sync._vector_rows(entities))
+            self.tasks.append(done)
+        else:
+            if self.pool is None:
+                self.pool = ThreadPoolExecutor(1, thread_name_prefix="graphctx-embed")
+            self.tasks.append(self.pool.submit(self.sync._vector_rows, entities))
+        self.waiting += len(entities)
+        if self.waiting >= VECTOR_BATCH + BATCH:  # keep at most about one append's worth in memory
+            self.write()
+
+    def write(self) -> None:
+        """Wait for what was submitted and append it (one upsert, then one delete of refused ids)."""
+        records: list[VectorRecord] = []
+        skipped: list[str] = []
+        while self.tasks:
+            got, refused = self.tasks.popleft().result()
+            records += got
+            skipped += refused
+        self.waiting = 0
+        vector = self.sync.stores.vector
+        if vector is not None and records:
+            vector.upsert(self.scope, records)
+        if vector is not None and skipped:
+            vector.delete(self.scope, skipped)
+        self.report.vector_skipped += skipped
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _checked_or_none(row: Any, dimension: int) -> list[float] | None:
+    try:
+        return list(checked_vector(row, dimension).tolist())
+    except InvalidVector:
+        return None
 
 
 def _where(exc: GraphctxError) -> dict[str, Any]:
@@ -369,50 +428,64 @@ class IndexSync:
 
     def sync(self, scope: Scope, ids: Sequence[str], *, durable: bool = True) -> SyncReport:
         """Make both indexes hold exactly what the graph holds for these ids (idempotent); durably
-        unless `durable` is False (then searchable here, flushed by `deferred`)."""
+        unless `durable` is False (then searchable here, flushed by `deferred`).
+
+        The graph is read BATCH ids at a time and the lexical index written (one commit) per read:
+        its BM25 statistics count a replaced document until a merge drops it, so the commit sequence
+        is kept as it was. Each read's entities are embedded in a background thread while the next
+        lexical write runs (the embedders' tokenizers and numpy release the GIL) and appended to the
+        vector index in order, VECTOR_BATCH at a time: its rows and their order are the same
+        whatever the batching."""
         report = SyncReport()
-        for batch in batches(ids, BATCH):
-            chunk = list(dict.fromkeys(batch))
-            found = self.stores.graph.run(ENTITY_GET, scope, EntityGetParams(ids=tuple(chunk))).entities
-            present = [
-                e for e in found if scope.contains(e.tenant_id or "", e.namespace or "", e.graph_id or "")
-            ]
-            gone = sorted(set(chunk) - {e.id for e in present})
-            if present:
-                self.stores.lexical.upsert(scope, [lexical_doc(e) for e in present])
-                report.vector_skipped += self._upsert_vectors(scope, present)
-            if gone:
-                self.stores.lexical.delete(scope, gone)
-                if self.stores.vector is not None:
-                    self.stores.vector.delete(scope, gone)
-            report.indexed += len(present)
-            report.removed += len(gone)
+        vectors = _VectorWrites(self, scope, report, background=len(ids) > BATCH)
+        try:
+            for batch in batches(ids, BATCH):
+                chunk = list(dict.fromkeys(batch))
+                found = self.stores.graph.run(ENTITY_GET, scope, EntityGetParams(ids=tuple(chunk))).entities
+                present = [
+                    e for e in found if scope.contains(e.tenant_id or "", e.namespace or "", e.graph_id or "")
+                ]
+                gone = sorted(set(chunk) - {e.id for e in present})
+                if present:
+                    vectors.add(present)
+                    self.stores.lexical.upsert(scope, [lexical_doc(e) for e in present])
+                if gone:
+                    self.stores.lexical.delete(scope, gone)
+                    if self.stores.vector is not None:
+                        vectors.write()  # in order: an id upserted in an earlier read, gone in this one
+                        self.stores.vector.delete(scope, gone)
+                report.indexed += len(present)
+                report.removed += len(gone)
+            vectors.write()
+        finally:
+            vectors.close()
         if durable:
             self.flush()
         return report
 
-    def _upsert_vectors(self, scope: Scope, entities: Sequence[Entity]) -> list[str]:
-        embedder, vector = self.stores.embedder, self.stores.vector
-        if embedder is None or vector is None:
-            return []
+    def _vector_rows(self, entities: Sequence[Entity]) -> tuple[list[VectorRecord], list[str]]:
+        """The entities' records for the vector index, and the ids whose vector is refused."""
+        embedder = self.stores.embedder
+        assert embedder is not None
         matrix = embedder.embed([embedding_text(e) for e in entities])
+        checked = checked_vectors(matrix, embedder.dimension) if len(matrix) == len(entities) else None
+        if checked is None:  # not an (n, dimension) matrix: each row refused on its own, as always
+            rows = [_checked_or_none(row, embedder.dimension) for row in matrix]
+        else:
+            values, ok = checked
+            rows = [v if good else None for v, good in zip(values.tolist(), ok.tolist(), strict=True)]
         records, skipped = [], []
-        for entity, row in zip(entities, matrix, strict=True):
-            try:
-                vec = checked_vector(row, embedder.dimension)
-            except InvalidVector:
+        for entity, row in zip(entities, rows, strict=True):
+            if row is None:
                 skipped.append(entity.id)  # lexical and exact legs still find it
                 continue
+            # checked here: a tuple of floats, as the field declares, without validating 256 floats again
             records.append(
-                VectorRecord(
-                    entity_id=entity.id, content_hash=entity.content_hash, vector=tuple(vec.tolist())
+                VectorRecord.model_construct(
+                    entity_id=entity.id, content_hash=entity.content_hash, vector=tuple(row)
                 )
             )
-        if records:
-            vector.upsert(scope, records)
-        if skipped:
-            vector.delete(scope, skipped)
-        return skipped
+        return records, skipped
 
     def flush(self) -> None:
         self.stores.lexical.flush()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from typing import Any
 
 from graphctx.errors import InputError
 from graphctx.kernel import rules as store_rules
@@ -49,6 +50,10 @@ def upsert(conn: sqlite3.Connection, key: Key, entities: Sequence[Entity], now: 
     for e in entities:
         check_owner(e, key)
     stored = stored_rows(conn, key, _GET, [e.id for e in entities])
+    # with every id once (stored is not None), the rows are written together: three statements for
+    # the whole batch instead of three per entity (the tables are keyed, WITHOUT ROWID, so the
+    # order of the writes changes nothing); a batch that names an id twice goes one by one
+    rows: list[tuple[Any, ...]] = []
     for e in entities:
         row = stored[e.id] if stored is not None else conn.execute(_SELECT_ONE, (*key, e.id)).fetchone()
         if row is not None and codec.same_entity(row, e):
@@ -56,14 +61,26 @@ def upsert(conn: sqlite3.Connection, key: Key, entities: Sequence[Entity], now: 
             continue
         # created_at survives a replace; only a new entity takes the given (or current) time
         created_at = row["created_at"] if row is not None else ts(e.created_at) or now
-        conn.execute(_REPLACE, (*key, *codec.entity_row(e), created_at, ts(e.updated_at) or now))
-        conn.execute(_DROP_ALIASES, (*key, e.id))
-        conn.executemany(_ADD_ALIAS, [(*key, a.casefold(), e.id) for a in e.aliases])
+        values = (*key, *codec.entity_row(e), created_at, ts(e.updated_at) or now)
+        if stored is None:
+            _write(conn, key, [values], [e])
+        else:
+            rows.append(values)
         if row is None:
             created += 1
         else:
             updated += 1
+    if rows:
+        written = {r[3] for r in rows}
+        _write(conn, key, rows, [e for e in entities if e.id in written])
     return UpsertResult(created=created, updated=updated, unchanged=unchanged)
+
+
+def _write(conn: sqlite3.Connection, key: Key, rows: list[tuple[Any, ...]], entities: list[Entity]) -> None:
+    """Replace the rows, then each entity's aliases."""
+    conn.executemany(_REPLACE, rows)
+    conn.executemany(_DROP_ALIASES, [(*key, e.id) for e in entities])
+    conn.executemany(_ADD_ALIAS, [(*key, a.casefold(), e.id) for e in entities for a in e.aliases])
 
 
 _GET = """

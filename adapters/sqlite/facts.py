@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from typing import Any
 
 from graphctx.kernel.rules import check_owner, endpoints, fact_order, require_endpoints, unique
 from graphctx.kernel.templates import (
@@ -38,17 +39,23 @@ def upsert(conn: sqlite3.Connection, key: Key, facts: Sequence[Fact], now: str) 
     require_endpoints(facts, existing_ids(conn, key, endpoints(facts)))
     created = updated = unchanged = 0
     stored = stored_rows(conn, key, _SELECT_MANY, [f.id for f in facts])
+    rows: list[tuple[Any, ...]] = []  # every id once: written in one statement (a keyed table)
     for f in facts:
         row = stored[f.id] if stored is not None else conn.execute(_SELECT_ONE, (*key, f.id)).fetchone()
         if row is not None and codec.same_fact(row, f):
             unchanged += 1
             continue
         created_at = row["created_at"] if row is not None else ts(f.created_at) or now
-        conn.execute(_REPLACE, (*key, *codec.fact_row(f), created_at, ts(f.updated_at) or now))
+        values = (*key, *codec.fact_row(f), created_at, ts(f.updated_at) or now)
+        if stored is None:
+            conn.execute(_REPLACE, values)
+        else:
+            rows.append(values)
         if row is None:
             created += 1
         else:
             updated += 1
+    conn.executemany(_REPLACE, rows)
     return UpsertResult(created=created, updated=updated, unchanged=unchanged)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
+from itertools import chain
 
 from tantivy import Filter, TextAnalyzer, TextAnalyzerBuilder, Tokenizer
 
@@ -88,9 +89,18 @@ def _chunks(text: str) -> list[str]:
 
 
 @lru_cache(maxsize=65536)
+def _segment_parts(segment: str) -> tuple[str, ...]:
+    """The folded case/digit parts of one run of letters and digits (segments repeat far more often
+    than whole identifiers do: `_header_value_parser` and `header_value` share two)."""
+    return tuple(p for p in (fold(x) for x in _split_case(segment)) if p)
+
+
+@lru_cache(maxsize=65536)
 def _parts(chunk: str) -> tuple[str, ...]:
-    segments = (s for s in _NON_WORD.split(chunk) if s)
-    return tuple(p for seg in segments for p in (fold(x) for x in _split_case(seg)) if p)
+    segments = [s for s in _NON_WORD.split(chunk) if s]
+    if len(segments) == 1:
+        return _segment_parts(segments[0])
+    return tuple(p for seg in segments for p in _segment_parts(seg))
 
 
 @lru_cache(maxsize=65536)
@@ -107,6 +117,7 @@ def analysis_caches() -> list[tuple[str, int, int]]:
         for name, info in (
             ("identifier_parts", _parts.cache_info()),
             ("identifier_tokens", _chunk_tokens.cache_info()),
+            ("identifier_segments", _segment_parts.cache_info()),
         )
     ]
 
@@ -114,7 +125,7 @@ def analysis_caches() -> list[tuple[str, int, int]]:
 def identifier_tokens(text: str) -> list[str]:
     """Parts of every identifier in `text`, each followed by the whole identifier (lower case) when it
     has more than one part: `os.path.join` -> os, path, join, os.path.join."""
-    return [t for chunk in _chunks(text) for t in _chunk_tokens(chunk)]
+    return list(chain.from_iterable(map(_chunk_tokens, _chunks(text))))
 
 
 def exact_terms(value: str) -> list[str]:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+from itertools import repeat
+
 from tantivy import Document, PreTokenizedString, Schema, SchemaBuilder, Token
 
 from graphctx.adapters.tantivy.analysis import EN_ANALYSER, clean, exact_terms, identifier_tokens
@@ -49,49 +52,70 @@ def doc_key(scope: Scope, entity_id: str) -> str:
     return _SEP.join((scope.tenant_id, scope.namespace, scope.graph_id, clean(entity_id)))
 
 
-def _pre_tokenized(values: list[str]) -> PreTokenizedString:
-    text = "\n".join(values)
-    tokens = [
-        Token(tok, pos, 0, 0) for pos, tok in enumerate(t for v in values for t in identifier_tokens(v))
-    ]
-    return PreTokenizedString(text, tokens)
+def _pre_tokenized(values: list[str], tokens: list[str]) -> PreTokenizedString:
+    """The values (each one's identifier tokens, in order, in `tokens`) as one pre-tokenized text."""
+    return PreTokenizedString("\n".join(values), list(map(Token, tokens, range(len(tokens)), _ZEROS, _ZEROS)))
+
+
+_ZEROS = repeat(0)
+
+
+@lru_cache(maxsize=4096)
+def _small_tokens(value: str) -> tuple[str, ...]:
+    """Identifier tokens of a short value that recurs across documents (a path, a type)."""
+    return tuple(identifier_tokens(value))
 
 
 def to_document(scope: Scope, doc: LexicalDoc) -> Document:
     out = Document()
+    add = out.add_text
     for field, value in zip(SCOPE_FIELDS, (scope.tenant_id, scope.namespace, scope.graph_id), strict=True):
-        out.add_text(field, value)
-    out.add_text(KEY, doc_key(scope, doc.entity_id))
-    out.add_text(ENTITY_ID, clean(doc.entity_id))
-    out.add_text(CONTENT_HASH, clean(doc.content_hash))
+        add(field, value)
+    entity_id = clean(doc.entity_id)
+    add(KEY, _SEP.join((scope.tenant_id, scope.namespace, scope.graph_id, entity_id)))
+    add(ENTITY_ID, entity_id)
+    add(CONTENT_HASH, clean(doc.content_hash))
 
+    # every value cleaned once; the same text reaches the English fields, the identifier fields
+    # and the exact field as before
+    name = clean(doc.name) if doc.name else ""
     aliases = [clean(a) for a in doc.aliases]
-    texts = {
-        "name": [doc.name],
-        "aliases": aliases,
-        "qualified_name": [doc.qualified_name],
-        "type": [doc.type],
-        "path": [doc.path],
-        "summary": [doc.summary],
-        BODY: [doc.text],
-    }
-    for field, values in texts.items():
-        for value in values:
-            if value:
-                out.add_text(field, clean(value))
+    qualified = clean(doc.qualified_name) if doc.qualified_name else ""
+    kind = clean(doc.type) if doc.type else ""
+    path = clean(doc.path) if doc.path else ""
+    summary = clean(doc.summary) if doc.summary else ""
+    text = clean(doc.text) if doc.text else ""
+    if name:
+        add("name", name)
+    for alias in aliases:
+        if alias:
+            add("aliases", alias)
+    for field, value in (("qualified_name", qualified), ("type", kind), ("path", path), ("summary", summary)):
+        if value:
+            add(field, value)
+    if text:
+        add(BODY, text)
 
-    idents = {
-        NAME_IDENT: [doc.name],
-        ALIAS_IDENT: [*aliases, doc.qualified_name],
-        OTHER_IDENT: [doc.path, doc.type, doc.summary],
-        BODY_IDENT: [doc.text],
-    }
-    for field, values in idents.items():
-        present = [clean(v) for v in values if v]
-        if present:
-            out.add_pre_tokenized_text(field, _pre_tokenized(present))
+    if name:
+        out.add_pre_tokenized_text(NAME_IDENT, _pre_tokenized([name], identifier_tokens(name)))
+    present = [a for a in aliases if a]
+    if qualified:
+        present.append(qualified)
+    if present:
+        tokens = [t for v in present for t in identifier_tokens(v)]
+        out.add_pre_tokenized_text(ALIAS_IDENT, _pre_tokenized(present, tokens))
+    other = [v for v in (path, kind, summary) if v]
+    if other:
+        tokens = list(_small_tokens(path)) if path else []
+        if kind:
+            tokens += _small_tokens(kind)
+        if summary:
+            tokens += identifier_tokens(summary)
+        out.add_pre_tokenized_text(OTHER_IDENT, _pre_tokenized(other, tokens))
+    if text:
+        out.add_pre_tokenized_text(BODY_IDENT, _pre_tokenized([text], identifier_tokens(text)))
 
     exact = [t for v in (doc.name, *aliases, doc.qualified_name) if v for t in exact_terms(v)]
     for term in dict.fromkeys(exact):
-        out.add_text(EXACT, term)
+        add(EXACT, term)
     return out

@@ -1,4 +1,5 @@
-"""Parsing in parallel processes (opt-in: the index_workers setting, GRAPHCTX_INDEX_WORKERS=N): a
+"""Parsing in parallel processes (the index_workers setting, GRAPHCTX_INDEX_WORKERS=N; unset, Python
+files are parsed ahead by `Prefetch` and Go files here). `parallel_map`: a
 pure per-file function mapped over the files by up to N worker processes, at most one per core, each
 given a contiguous share of the files (balanced by bytes); the shares are joined in input order, so
 every id, hash and fact is what the serial path gives. A run too small to share, or a worker that
@@ -11,14 +12,17 @@ stores (a server), and, unlike multiprocessing's spawn, no re-import of the call
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import pickle
+import struct
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import IO, Any, Generic, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -102,13 +106,168 @@ def _run(name: tuple[str, str], items: list[Any]) -> list[Any] | None:
     return got if isinstance(got, list) and len(got) == len(items) else None
 
 
-def _worker() -> None:
-    (module, qualname), items = pickle.loads(sys.stdin.buffer.read())
+def _function(name: tuple[str, str]) -> Any:
+    module, qualname = name
     fn: Any = importlib.import_module(module)
     for part in qualname.split("."):
         fn = getattr(fn, part)
+    return fn
+
+
+def _worker() -> None:
+    name, items = pickle.loads(sys.stdin.buffer.read())
+    fn = _function(name)
     sys.stdout.buffer.write(pickle.dumps([fn(i) for i in items], protocol=pickle.HIGHEST_PROTOCOL))
 
 
+# -- streaming: each result back as soon as it is made -------------------------------------------
+
+_FRAME = struct.Struct("<Q")
+_FAILED = "graphctx.code.parallel:failed"
+
+
+class Prefetch(Generic[R]):
+    """`fn(shared, item)` for items, computed ahead in up to `workers` processes (at most the cores)
+    while the caller works, items handed out in order one at a time. `take(i)` gives item i's
+    result: waiting for it when a worker has it in hand, else None at once (the item is withdrawn
+    and the caller computes it itself, so a caller that needs an item out of order never waits for
+    the workers to reach it). None also when a worker failed on it, died, or its result did not
+    pickle: the answer never depends on the workers, only the time.
+
+    Workers are fresh interpreters (`python -m graphctx.code.parallel --stream`): `shared` goes to
+    each once, then one item at a time on stdin, each result back on stdout, every message one
+    length-prefixed pickle; a thread per worker feeds it and reads it."""
+
+    def __init__(self, fn: Callable[[Any, T], R], shared: Any, items: Sequence[T], *, workers: int) -> None:
+        self._cond = threading.Condition()
+        self._items = items
+        self._queue: dict[int, None] = dict.fromkeys(range(len(items)))  # not handed out yet, in order
+        self._busy: set[int] = set()
+        self._ready: dict[int, R] = {}
+        self._procs: list[subprocess.Popen[bytes]] = []
+        self._threads: list[threading.Thread] = []
+        self._closed = False
+        name = (fn.__module__, fn.__qualname__)
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        try:
+            head = pickle.dumps((name, shared), protocol=pickle.HIGHEST_PROTOCOL)
+        except (pickle.PicklingError, AttributeError, TypeError):
+            return
+        for _ in range(max(1, min(workers, cores(), len(items)))):
+            try:
+                proc = subprocess.Popen(
+                    [sys.executable, "-m", "graphctx.code.parallel", "--stream"],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    env=env,
+                )
+            except OSError:
+                break
+            self._procs.append(proc)
+            thread = threading.Thread(target=self._feed, args=(proc, head), daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def _next(self) -> int | None:
+        with self._cond:
+            if self._closed or not self._queue:
+                return None
+            i = next(iter(self._queue))
+            del self._queue[i]
+            self._busy.add(i)
+            return i
+
+    def _feed(self, proc: subprocess.Popen[bytes], head: bytes) -> None:
+        i: int | None = None
+        try:
+            assert proc.stdin is not None and proc.stdout is not None
+            _write_frame(proc.stdin, head)
+            while (i := self._next()) is not None:
+                _write_frame(proc.stdin, pickle.dumps((i, self._items[i]), protocol=pickle.HIGHEST_PROTOCOL))
+                got = _read_frame(proc.stdout)
+                if got is None or got[0] != i:
+                    break
+                with self._cond:
+                    self._busy.discard(i)
+                    if not (isinstance(got[1], str) and got[1] == _FAILED):
+                        self._ready[i] = got[1]
+                    self._cond.notify_all()
+                i = None
+        except Exception:
+            pass
+        finally:
+            with self._cond:
+                if i is not None:
+                    self._busy.discard(i)
+                self._cond.notify_all()
+            with contextlib.suppress(OSError):
+                if proc.stdin is not None:
+                    proc.stdin.close()  # the worker's end of input: it exits
+
+    def take(self, i: int) -> R | None:
+        """Item i's result (given once), or None: compute it yourself."""
+        with self._cond:
+            if self._queue.pop(i, _NOT_QUEUED) is None:
+                return None  # not handed out yet: withdrawn
+            while i in self._busy:
+                self._cond.wait()
+            return self._ready.pop(i, None)
+
+    def close(self) -> None:
+        """Stop handing out items and stop the workers."""
+        with self._cond:
+            self._closed = True
+            self._queue.clear()
+        for proc in self._procs:
+            if proc.poll() is None:
+                with contextlib.suppress(OSError):
+                    proc.kill()
+        for thread in self._threads:
+            thread.join()
+        for proc in self._procs:
+            proc.wait()
+            if proc.stdout is not None:
+                proc.stdout.close()
+
+
+_NOT_QUEUED = object()
+
+
+def _write_frame(stream: IO[bytes], blob: bytes) -> None:
+    stream.write(_FRAME.pack(len(blob)))
+    stream.write(blob)
+    stream.flush()
+
+
+def _read_frame(stream: IO[bytes]) -> tuple[Any, Any] | None:
+    """One message: (item index, result or item), or for the first one (function name, shared)."""
+    head = stream.read(_FRAME.size)
+    if len(head) < _FRAME.size:
+        return None
+    (size,) = _FRAME.unpack(head)
+    blob = stream.read(size)
+    if len(blob) < size:
+        return None
+    got = pickle.loads(blob)
+    return got if isinstance(got, tuple) and len(got) == 2 else None
+
+
+def _stream_worker() -> None:
+    stdin, out = sys.stdin.buffer, sys.stdout.buffer
+    head = _read_frame(stdin)
+    if head is None:
+        return
+    fn = _function(head[0])
+    shared = head[1]
+    while (got := _read_frame(stdin)) is not None:
+        i, item = got
+        try:
+            blob = pickle.dumps((i, fn(shared, item)), protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:
+            blob = pickle.dumps((i, _FAILED), protocol=pickle.HIGHEST_PROTOCOL)
+        _write_frame(out, blob)
+
+
 if __name__ == "__main__":
-    _worker()
+    _stream_worker() if sys.argv[1:] == ["--stream"] else _worker()

@@ -41,8 +41,11 @@ class PythonFrontEnd:
         others: Sequence[Repository],
         exclude: Sequence[str],
         tick: Tick,
+        *,
+        workers: int = 1,
     ) -> None:
         self.repo = repo
+        self.workers = workers  # processes parsing ahead (the index_workers setting)
         self.layout = layout
         self.report = report
         self._tick = tick
@@ -147,11 +150,15 @@ class PythonFrontEnd:
 
     def add(self, relpaths: Iterable[str]) -> None:
         todo = [r for r in relpaths if module_id(self.repo, r) not in self.done]
-        for n, rel in enumerate(todo, start=1):
-            module = self.workspace.parse(rel)
-            graph = module_graph(module, self.workspace.by_path[rel].sha)
-            if self.workspace.owns(module):
-                resolve_module(module, graph, self.resolver, self.stats, self.exercises)
-            self.done[module_id(self.repo, rel)] = graph
-            if n % 50 == 0 or n == len(todo):
-                self._tick("resolving", n, len(todo))
+        self.workspace.parse_ahead(todo, self.workers)
+        try:
+            for n, rel in enumerate(todo, start=1):
+                module = self.workspace.parse(rel)
+                graph = module_graph(module, self.workspace.by_path[rel].sha)
+                if self.workspace.owns(module):
+                    resolve_module(module, graph, self.resolver, self.stats, self.exercises)
+                self.done[module_id(self.repo, rel)] = graph
+                if n % 50 == 0 or n == len(todo):
+                    self._tick("resolving", n, len(todo))
+        finally:
+            self.workspace.end_ahead()

@@ -12,7 +12,8 @@ from functools import cached_property
 from typing import Protocol
 
 from graphctx.code.deps import imported_modules
-from graphctx.code.layout import Layout, is_test_path
+from graphctx.code.layout import Layout, ModuleName, is_test_path
+from graphctx.code.parallel import Prefetch
 from graphctx.code.pyparse import Module, parse_module
 from graphctx.code.resolve import Resolver, Target
 from graphctx.code.walk import SourceFile
@@ -46,22 +47,50 @@ class Workspace(Mapping[str, Module]):
         self._parsed: dict[str, Module] = {}  # relpath -> module
         self._on_parse = on_parse
         self.externals = externals
+        self._prefetch: Prefetch[Module] | None = None
+        self._ahead: dict[str, int] = {}  # relpath -> its index in the prefetch
 
     def parse(self, relpath: str) -> Module:
         module = self._parsed.get(relpath)
         if module is None:
-            naming = self.layout.module(relpath)
-            module = parse_module(
-                relpath,
-                self.by_path[relpath].data,
-                naming,
-                lambda dotted: self.layout.local(naming, dotted, self.files.__contains__),
-                self.repo,
-            )
+            at = self._ahead.pop(relpath, None)
+            if at is not None and self._prefetch is not None:
+                module = self._prefetch.take(at)
+            if module is None:
+                module = parse_module(*self._parse_args(relpath))
             self._parsed[relpath] = module
             if self._on_parse is not None:
                 self._on_parse(module)
         return module
+
+    def _parse_args(self, relpath: str) -> tuple[str, bytes, ModuleName, Callable[[str], str], str]:
+        naming = self.layout.module(relpath)
+        names = self.files.__contains__
+        return (
+            relpath,
+            self.by_path[relpath].data,
+            naming,
+            lambda dotted: self.layout.local(naming, dotted, names),
+            self.repo,
+        )
+
+    def parse_ahead(self, relpaths: list[str], workers: int) -> None:
+        """Parse these files in up to `workers` processes, in this order, while this process works
+        (graphctx.code.parallel.Prefetch); `parse` takes each from there when it is first asked for,
+        in the same order it would have parsed it, so nothing but the time differs. Ends with
+        `end_ahead` (the workers are stopped)."""
+        todo = [r for r in relpaths if r not in self._parsed and r in self.by_path]
+        if workers <= 1 or len(todo) < PARSE_AHEAD_MIN:
+            return
+        shared = (self.layout, frozenset(self.files), self.repo)
+        items = [(r, self.by_path[r].data) for r in todo]
+        self._prefetch = Prefetch(parse_shared, shared, items, workers=workers)
+        self._ahead = {r: i for i, r in enumerate(todo)}
+
+    def end_ahead(self) -> None:
+        if self._prefetch is not None:
+            self._prefetch.close()
+        self._prefetch, self._ahead = None, {}
 
     def name_of(self, relpath: str) -> str:
         return self.layout.module(relpath).name
@@ -120,6 +149,21 @@ class Workspace(Mapping[str, Module]):
 
     def __len__(self) -> int:
         return len(self.files)
+
+
+PARSE_AHEAD_MIN = 64
+"""Fewer files than this are parsed here: starting the workers would cost more than they save."""
+
+
+def parse_shared(shared: tuple[Layout, frozenset[str], str], item: tuple[str, bytes]) -> Module:
+    """One file parsed in a worker exactly as Workspace.parse parses it here (the layout, the module
+    names the workspace holds and the repository name are shared by every file)."""
+    layout, names, repo = shared
+    relpath, data = item
+    naming = layout.module(relpath)
+    return parse_module(
+        relpath, data, naming, lambda dotted: layout.local(naming, dotted, names.__contains__), repo
+    )
 
 
 def _anything(_: str) -> bool:

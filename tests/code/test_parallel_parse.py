@@ -127,3 +127,80 @@ def test_an_index_parsed_by_workers_equals_the_serial_index(
     fresh = Scope("parallel-parse", "fresh")
     service.index_repository(fresh, workers_root, repo="shop")
     assert graph_snapshot(service, other) == graph_snapshot(service, fresh)
+
+
+# -- Python: files parsed ahead in worker processes (graphctx.code.parallel.Prefetch) -----------------
+
+
+def _python_tree(root: Path, n: int = 80) -> Path:
+    """Enough modules to be parsed ahead (workspace.PARSE_AHEAD_MIN), calling across modules, with a
+    syntax error and a class hierarchy, so parse errors, calls and inherits all show."""
+    files: dict[str, str | None] = {"pkg/__init__.py": '"""The package."""\nfrom pkg.m0 import f0\n'}
+    for i in range(n):
+        prev = f"from pkg.m{i - 1} import f{i - 1}, C{i - 1}\n" if i else ""
+        base = f"C{i - 1}" if i else "object"
+        call = f"    return f{i - 1}() + 1\n" if i else "    return 0\n"
+        files[f"pkg/m{i}.py"] = (
+            f'"""Module {i}."""\n{prev}\n\ndef f{i}() -> int:\n    """Step {i}."""\n{call}\n\n'
+            f"class C{i}({base}):\n    def run(self) -> int:\n        return f{i}()\n"
+        )
+    files["pkg/broken.py"] = "def oops(:\n"
+    return write_repo(root, files)
+
+
+def _square(shared: int, item: int) -> int:
+    return shared * item * item
+
+
+def _fails_in_a_worker_shared(shared: int, item: int) -> int:
+    if sys.argv[0].endswith("parallel.py") and item % 3 == 0:
+        raise RuntimeError("a worker that fails on some items")
+    return _square(shared, item)
+
+
+@pytest.mark.parametrize("fn", [_square, _fails_in_a_worker_shared])
+def test_prefetched_results_are_the_callers_or_none_and_never_wrong(fn):
+    from graphctx.code.parallel import Prefetch
+
+    items = list(range(40))
+    ahead = Prefetch(fn, 3, items, workers=2)
+    try:
+        # in order, then one out of order (withdrawn if not handed out yet), then the rest
+        got = {i: ahead.take(i) for i in [0, 1, 2, 39, *range(3, 39)]}
+    finally:
+        ahead.close()
+    for i, result in got.items():
+        assert result in (None, 3 * i * i)
+    if fn is _fails_in_a_worker_shared:
+        assert all(got[i] is None for i in items if i % 3 == 0)
+
+
+def test_a_python_index_parsed_ahead_by_workers_equals_the_serial_index(
+    monkeypatch: pytest.MonkeyPatch, service: ContextService, tmp_path: Path
+):
+    from graphctx.code import workspace
+
+    root = _python_tree(tmp_path / "py")
+    serial_report = service.index_repository(SCOPE, root, repo="py").as_dict()
+    serial = graph_snapshot(service, SCOPE)
+    assert serial[1] and serial_report["parse_errors"]
+
+    taken: list[str] = []
+    real = workspace.Prefetch.take
+
+    def counting(self, i):
+        got = real(self, i)
+        if got is not None:
+            taken.append(got.relpath)
+        return got
+
+    monkeypatch.setattr(workspace.Prefetch, "take", counting)
+    other = Scope("parallel-parse", "python-workers")
+    monkeypatch.setattr(service, "settings", service.settings.model_copy(update={"index_workers": 2}))
+    report = service.index_repository(other, root, repo="py").as_dict()
+    assert taken  # the workers did parse some of them
+    assert graph_snapshot(service, other) == serial
+    ignore = {"root", "seconds"}
+    assert {k: v for k, v in report.items() if k not in ignore} == {
+        k: v for k, v in serial_report.items() if k not in ignore
+    }
