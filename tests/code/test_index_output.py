@@ -59,9 +59,11 @@ def retry(call, times: int = 3):
 }
 QUERIES = ("charge the card", "retry a call", "gateway token", "shop")
 
-# recorded with the indexer of main at d8ffa23 (before the indexing-speed changes)
+# recorded with the indexer of main at d8ffa23 (before the indexing-speed changes); python's search
+# answers re-recorded at cae0419, the one ranking change since: the query "shop" ranks the entities
+# whose whole name is "shop" (the package, the README's title and document) first in the lexical leg
 PINNED = {
-    "python": "3f48f6014c6d5bfafcf4065d668156e99c09a644dcbc660eabbdcce44457db6c",
+    "python": "d3c22572e9e4636283e2aa23bcc709774852e246d33b515b884d3c6a1f1ffd4e",
     "go": "d765fa161003543e77af6f18eac06ad6f4cbd1237e07da92ee35aae947b83088",
 }
 
