@@ -37,6 +37,7 @@ from graphctx.contracts.graph._common import (
     shortest_path,
     stats,
     upsert_entities,
+    upsert_facts,
 )
 from graphctx.kernel import templates as t
 from graphctx.kernel.ports import GraphStore
@@ -75,6 +76,16 @@ def targeted_payloads(other: Scope, sibling: Scope, graph: Scope) -> list[str]:
         f"namespace:{namespace} OR namespace:*",
         f'{{"$or": [{{"tenant_id": "{tenant}"}}, {{"graph_id": "{graph_id}"}}]}}',
     ]
+
+
+KEYWORD_IDS: tuple[str, ...] = (
+    # Gremlin step labels, side-effect and map keys a store may build its traversal with
+    "a", "b", "x", "v", "e", "it", "row", "rows", "ends", "key", "keys", "value", "values", "label", "id",
+    "T.id", "~id", "_", "select", "by", "as", "V", "E", "g", "__",
+    # SQL, Cypher and JSON words, and object keys a client library may treat as special
+    "select", "from", "where", "null", "NULL", "true", "false", "0", "-1", "n", "r", "MATCH",
+    "{}", "[]", "__proto__", "constructor", "toString",
+)  # fmt: skip
 
 
 class InjectionTests(_GraphSubject):
@@ -133,6 +144,32 @@ class InjectionTests(_GraphSubject):
             assert [i for i, _ in hash_page(graph_store, scope, after=p)] == sorted(
                 i for i in payload_ids if i > p
             ), p
+
+    @requires(UPSERT, FACTS, GET, FIND, FROM_ROOTS, HASHES)
+    def test_ids_named_like_query_keywords_are_plain_ids(self, graph_store: GraphStore, scope: Scope) -> None:
+        """Ids that are words of the store's own language (a step label, a side-effect or map key, a
+        SQL or JSON word) are written, updated, linked and read like any other: a store that uses an
+        id where a label or key goes resolves `row` or `ends` to its own variables instead. Since 1.5.0."""
+        words = list(dict.fromkeys(KEYWORD_IDS))
+        entities = [ent(w, f"kw {i}") for i, w in enumerate(words)]
+        assert upsert_entities(graph_store, scope, entities) == t.UpsertResult(created=len(entities))
+        changed = [modified(e, summary=f"changed {e.id}") for e in entities]
+        assert upsert_entities(graph_store, scope, changed) == t.UpsertResult(updated=len(entities))
+        facts = [
+            Fact(subject_id=a, predicate="relates_to", object_id=b, value=f"{a}->{b}")
+            for a, b in zip(words, [*words[1:], words[0]], strict=True)
+        ]
+        assert upsert_facts(graph_store, scope, facts) == t.UpsertResult(created=len(facts))
+        assert [(e.id, e.summary) for e in get_entities(graph_store, scope, words)] == [
+            (w, f"changed {w}") for w in words
+        ]
+        for w in words:
+            assert [m.entity.id for m in find_exact(graph_store, scope, [w], fields=("id",))] == [w], w
+        got = from_roots(graph_store, scope, words, direction="out", limit=200)
+        assert [fact_view(f) for f in got.facts] == [
+            expected_fact(f, scope) for f in sorted(facts, key=fact_order)
+        ]
+        assert [i for i, _ in all_hashes(graph_store, scope)] == sorted(words)
 
     @requires(UPSERT, FACTS, FROM_ROOTS)
     def test_injection_payloads_as_fact_values(self, graph_store: GraphStore, scope: Scope) -> None:

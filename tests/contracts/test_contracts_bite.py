@@ -304,6 +304,13 @@ CASES += [
         must_pass=("test_find_exact_by_each_field",),
     ),
     _new(
+        "broken_graph_ids_as_traversal_keys.py",
+        "TestBrokenIdsAsTraversalKeys",
+        r"test_(ids_named_like_query_keywords_are_plain_ids|injection_payloads_.*)",
+        ("test_ids_named_like_query_keywords_are_plain_ids",),
+        must_pass=("test_injection_payloads_round_trip", "test_injection_payloads_as_ids"),
+    ),
+    _new(
         "broken_graph_find_exact_strips.py",
         "TestBrokenFindExactStrips",
         EXACT,
