@@ -170,7 +170,10 @@ def main() -> None:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     command = (
-        "python bench/cli_startup.py --runs " + str(args.runs) + "".join(f" --venv {v}" for v in args.venv)
+        f"python bench/cli_startup.py --runs {args.runs}"
+        + "".join(f" --venv {v}" for v in args.venv)
+        + (f" --graphify {args.graphify}" if args.graphify else "")
+        + (" --write" if args.write else "")
     )
     body = (
         "### CLI start-up\n\n"
