@@ -116,8 +116,18 @@ def report(console: Console, title: str, data: dict[str, Any]) -> None:
 
     table = Table(title=title, show_header=False, title_justify="left")
     for key, value in data.items():
-        table.add_row(str(key), str(value))
+        table.add_row(str(key), cell(value))
     console.print(table)
+
+
+def cell(value: Any) -> str:
+    """A report value as a person reads it: a list one item a line ("none" when empty), a mapping
+    as `key: value` pairs, never Python's repr."""
+    if isinstance(value, list | tuple):
+        return "\n".join(cell(v) for v in value) if value else "none"
+    if isinstance(value, dict):
+        return "  ".join(f"{k}: {cell(v)}" for k, v in value.items())
+    return str(value)
 
 
 def candidates(console: Console, message: str, cands: list[dict[str, Any]]) -> None:

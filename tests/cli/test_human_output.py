@@ -210,3 +210,19 @@ def test_on_a_terminal_output_follows_its_width(tmp_path):
         assert any(line.startswith("config file ") for line in lines)
         assert max(len(line) for line in lines) <= columns
         assert max(len(line) for line in lines) > columns - 10  # the table uses the room it has
+
+
+def test_a_remember_report_lists_supersessions_one_a_line_not_as_python_reprs(tmp_path):
+    env = ["--data-dir", str(tmp_path / "d")]
+    ents = ['{"id": "svc", "name": "svc"}', '{"id": "a", "name": "a"}', '{"id": "b", "name": "b"}']
+    owned = '{"subject_id": "svc", "predicate": "owned_by", "object_id": "%s", "valid_from": "%s"}'
+    first = [owned % ("a", "2025-01-01T00:00:00Z")]
+    later = [owned % ("b", "2026-01-01T00:00:00Z")]
+    args = [a for e in ents for a in ("--entity", e)] + [a for f in first for a in ("--fact", f)]
+    assert runner.invoke(app, [*env, "remember", *args]).exit_code == 0
+    shown = runner.invoke(app, [*env, "remember", *[a for f in later for a in ("--fact", f)]])
+    assert shown.exit_code == 0, shown.output
+    cells = " ".join(line.split("│")[2] for line in shown.output.splitlines() if line.count("│") == 3)
+    assert re.search(r"fact: f_\w+ +by: +f_\w+ +valid_to: +2026-01-01T00:00:00", cells), shown.output
+    assert "{" not in shown.output and "'" not in shown.output
+    assert re.search(r"index_errors +│ none", shown.output), shown.output
