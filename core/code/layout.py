@@ -98,7 +98,11 @@ class Layout:
     """Module names of a file tree under its import roots (deepest root first)."""
 
     def __init__(self, roots: Iterable[Root], py_files: Iterable[str]) -> None:
-        self.roots = tuple(sorted(set(roots), key=lambda r: (-len(r.directory), r.directory, r.prefix)))
+        # roots sharing a directory and prefix (hatch's `packages = ["src/a", "src/b"]`) are
+        # ordered by what they provide too: the order (and the fingerprint) never depends on a set's
+        self.roots = tuple(
+            sorted(set(roots), key=lambda r: (-len(r.directory), r.directory, r.prefix, r.describe()))
+        )
         self.py_files = frozenset(py_files)
         self.package_dirs = frozenset(
             p.rpartition("/")[0] for p in self.py_files if p.endswith("__init__.py")
@@ -125,7 +129,8 @@ class Layout:
     @property
     def fingerprint(self) -> str:
         """What the qualified names depend on besides the files: a changed layout renames modules."""
-        return "; ".join(r.describe() for r in sorted(self.roots, key=lambda r: (r.directory, r.prefix)))
+        ordered = sorted(self.roots, key=lambda r: (r.directory, r.prefix, r.describe()))
+        return "; ".join(r.describe() for r in ordered)
 
     def module(self, relpath: str) -> ModuleName:
         for root in self.roots:
@@ -429,7 +434,8 @@ def _setuptools_spec(d: str, spec: dict[str, Any], tree: _Tree, origin: str) -> 
         for w in wheres:
             directory = _join(base, str(w)) if "" not in package_dir else _join(d, str(w))
             found = tree.tops(directory, bool(find.get("namespaces")))
-            names = {n for n in found if _selected(n, find)}
+            # find_packages finds packages only: a top-level setup.py or conftest.py is no module
+            names = {n for n, kind in found.items() if kind == "package" and _selected(n, find)}
             if names:
                 roots.append(Root(directory, names=frozenset(names), origin=origin))
     for pkg in spec.get("packages") or []:
