@@ -495,27 +495,28 @@ class _Parser:
 
     @staticmethod
     def _typed(node: ast.Assign | ast.AnnAssign, block: Block) -> None:
-        """Record what a plain `name = value` / `name: T = value` binds (counted as it is walked)."""
-        target: ast.expr
+        """Record what a plain `name = value` / `name: T = value` binds (counted as it is walked);
+        every name of a chained `a = b = value` binds the same value (attrs' `s = attributes = attrs`)."""
+        targets: list[ast.expr]
         if isinstance(node, ast.AnnAssign):
-            target, value = node.target, node.value
+            targets, value = [node.target], node.value
+            target = node.target
             if isinstance(target, ast.Name) and target.id not in block.typed:
                 annotated = annotation_chain(node.annotation)
                 if annotated is not None:
                     block.typed[target.id] = Binding("instance", annotated, block)
                     return
         else:
-            if len(node.targets) != 1:
-                return
-            target, value = node.targets[0], node.value
-        if not isinstance(target, ast.Name) or value is None or target.id in block.typed:
+            targets, value = node.targets, node.value
+        names = [t.id for t in targets if isinstance(t, ast.Name) and t.id not in block.typed]
+        if not names or value is None:
             return
         chain = _chain(value.func) if isinstance(value, ast.Call) else _chain(value)
         if chain is None or (isinstance(value, ast.Call) and not chain):
             return
-        block.typed[target.id] = Binding(
-            "value", (*chain, CALL) if isinstance(value, ast.Call) else chain, block
-        )
+        binding = Binding("value", (*chain, CALL) if isinstance(value, ast.Call) else chain, block)
+        for name in names:
+            block.typed[name] = binding
 
     def _ref(self, owner: str, name: str) -> None:
         refs = self.m.refs.get(owner)

@@ -228,3 +228,36 @@ class Thing:
     assert callees(service, SCOPE, "m.Thing.helper") == {"m.helper"}
     assert callees(service, SCOPE, "m.Thing.outer") == {"m.Thing.outer.inner"}
     assert callees(service, SCOPE, "m.Thing.outer.inner") == {"base.exported"}  # through `import *`
+
+
+def test_every_name_of_a_chained_assignment_aliases_the_value(service, tmp_path: Path):
+    # attrs: `s = attributes = attrs` and `ib = attr = attrib` in attr/__init__.py; the classic
+    # `@attr.s(...)` / `attr.ib()` of its users resolved to nothing
+    root = write_repo(
+        tmp_path / "repo",
+        {
+            "attr/__init__.py": (
+                "from ._make import attrib, attrs\n\ns = attributes = attrs\nib = attr = attrib\n"
+                "x, y = z = attrs\n"
+            ),
+            "attr/_make.py": (
+                "def attrs(maybe_cls=None):\n    return maybe_cls\n\n\ndef attrib():\n    return 0\n"
+            ),
+            "user.py": """import attr
+
+
+@attr.s(slots=True)
+class C:
+    a = attr.ib()
+    b = attr.attr()
+
+
+def make():
+    return attr.attributes(C), attr.z(C)
+""",
+        },
+    )
+    service.index_repository(SCOPE, root)
+    assert callees(service, SCOPE, "user.C") == {"attr._make.attrs", "attr._make.attrib"}
+    assert callees(service, SCOPE, "user.make") == {"attr._make.attrs"}
+    assert callers(service, SCOPE, "attr._make.attrs") == {"user.C", "user.make"}
