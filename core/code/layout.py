@@ -21,6 +21,7 @@ import configparser
 import fnmatch
 import re
 import tomllib
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -462,13 +463,23 @@ def _selected(name: str, find: dict[str, Any]) -> bool:
 
 def _setup_py(data: bytes | None) -> dict[str, Any]:
     """The literal keyword arguments of a `setup(...)` call (package_dir, packages, py_modules,
-    name); find_packages(where=...) becomes a find spec. Nothing is executed."""
+    name), or names the module binds once to a literal (PyYAML's `NAME = 'PyYAML'` ...
+    `setup(name=NAME)`); find_packages(where=...) becomes a find spec. Nothing is executed."""
     if data is None:
         return {}
     try:
         tree = ast.parse(data)
     except (SyntaxError, ValueError, RecursionError):
         return {}
+    assigned = [
+        (t.id, node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        for t in node.targets
+        if isinstance(t, ast.Name)
+    ]
+    bound = Counter(name for name, _ in assigned)
+    constants = {name: value for name, value in assigned if bound[name] == 1}
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
@@ -481,7 +492,8 @@ def _setup_py(data: bytes | None) -> dict[str, Any]:
         spec: dict[str, Any] = {}
         for kw in node.keywords:
             if kw.arg in ("package_dir", "packages", "py_modules", "name"):
-                value = _literal(kw.value)
+                given = kw.value
+                value = _literal(constants.get(given.id, given) if isinstance(given, ast.Name) else given)
                 if value is not None:
                     spec["find" if isinstance(value, _Find) else kw.arg] = (
                         value.spec if isinstance(value, _Find) else value

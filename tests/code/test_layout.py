@@ -197,6 +197,19 @@ def test_find_packages_finds_packages_not_the_modules_beside_them(setup):
     assert not layout.module("setup.py").rooted and not layout.module("conftest.py").rooted
 
 
+def test_a_setup_py_names_read_through_module_constants():
+    # PyYAML 6.0.2: NAME = 'PyYAML' ... setup(name=NAME, ...); the repository was named after its
+    # directory (pyyaml-6.0.2), so a checkout of another version became another repository
+    setup = (
+        "from setuptools import setup\nNAME = 'PyYAML'\nPACKAGES = ['yaml']\nVERSION = x = '1'\n"
+        "DIRS = {'': 'lib'}\nDIRS = {'': 'elsewhere'}\n"
+        "setup(name=NAME, version=VERSION, package_dir=DIRS, packages=PACKAGES)\n"
+    )
+    assert project_name({"setup.py": setup.encode()}.get) == "PyYAML"
+    layout = layout_of({"setup.py": setup, "yaml/__init__.py": "", "lib/yaml/__init__.py": ""})
+    assert [r.describe() for r in layout.roots] == [".(yaml)"]  # DIRS is bound twice: not read
+
+
 def test_project_name_and_test_paths():
     assert project_name({"pyproject.toml": b'[project]\nname = "click"\n'}.get) == "click"
     assert project_name({"setup.cfg": b"[metadata]\nname = requests\n"}.get) == "requests"
