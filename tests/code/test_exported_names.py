@@ -190,3 +190,20 @@ def test_a_module_re_exports_what_its_star_imports_and_its_all_bind(service, tmp
     service.index_repository(REPO, root)
     with pytest.raises(NotFound):
         service.symbol(REPO, "new.validators.instance_of")
+
+
+def test_search_for_a_public_name_finds_its_definition_first(indexed):
+    # attrs 24.2.0: `search "attrs.define"` ranked a test class first and `attrs.validators.instance_of`
+    # never reached instance_of, though `symbol` resolves both; the exact stage matches stored names only
+    def first(query: str) -> tuple[str, str | None]:
+        item = indexed.search(REPO, query)["items"][0]
+        return item["qualified_name"], item["match"].get("exact")
+
+    assert first("pkg.get") == ("pkg.api.get", "resolved_name")
+    assert first("`pkg.Client.fetch`") == ("pkg.api.Client.fetch", "resolved_name")
+    assert first("Client.fetch") == ("pkg.api.Client.fetch", "resolved_name")  # a unique dotted tail
+    assert first("pkg.api.get") == ("pkg.api.get", "qualified_name")  # stored: matched as before
+    assert all(
+        i["match"].get("exact") != "resolved_name" for i in indexed.search(REPO, "pkg.get a url")["items"]
+    )
+    assert indexed.search(Scope("other-tenant", "default"), "pkg.get")["items"] == []
