@@ -50,7 +50,7 @@ class EdgeKind(StrEnum):
     IMPLEMENTS = "implements"  # a Go type whose method set satisfies an interface
     TESTED_BY = "tested_by"
     MENTIONS = "mentions"
-    EXPORTS = "exports"  # a package binds another module's definition under its name (`from .api import get`)
+    EXPORTS = "exports"  # a package (or a re-exporting module) binds another's definition under its name
 
 
 MEMORY_PREDICATES: frozenset[str] = frozenset(

@@ -718,7 +718,8 @@ class ContextService:
         roots: Sequence[str] = (),
     ) -> IndexReport:
         """Index (or incrementally re-index) the Python, Go and Markdown files under root into the scope
-        as repository `repo` (default: its project name, else its directory's name); other
+        as repository `repo` (default: the repository last indexed from root, else its project
+        name, else its directory's name); other
         repositories in the scope are left as they are. `roots` (or the `code_roots` setting) name
         the import roots instead of the packaging declarations."""
         from graphctx.code.indexer import Indexer, check_excludes, check_roots

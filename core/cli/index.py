@@ -55,7 +55,13 @@ def index(
     ] = None,
     repo: Annotated[
         str | None,
-        typer.Option("--repo", help="Repository name (default: its project name, else its directory's)."),
+        typer.Option(
+            "--repo",
+            help=(
+                "Repository name (default: the one last indexed from this directory, else its project "
+                "name, else its directory's)."
+            ),
+        ),
     ] = None,
     root: Annotated[
         list[str] | None,

@@ -203,7 +203,7 @@ def resolve_module(
     for target_id, lines in imported.items():
         fact = edge(graph.file_id, EdgeKind.IMPORTS, target_id, lines)
         graph.produced[fact.id] = fact
-    if module.is_package:
+    if module.is_package or module.stars or module.all_names is not None:
         for target_id, lines in _exports(module, resolver).items():
             fact = edge(graph.file_id, EdgeKind.EXPORTS, target_id, lines)
             graph.produced[fact.id] = fact
@@ -213,15 +213,21 @@ def resolve_module(
 def _exports(package: Module, resolver: Resolver) -> dict[str, list[int]]:
     """The definitions of other modules a package's `__init__` binds by import under their own
     names, so `pkg.get` names `pkg.api.get` (`from .api import get`, or `from .api import *`): the
-    public names, or those of a literal `__all__`. A name renamed on import is not followed. The
-    lookups are recorded as consulted, so a change along the way re-resolves the package."""
+    public names, or those of a literal `__all__`. A plain module re-exports what its star imports
+    bind and the imports its literal `__all__` lists (a shim such as attrs' `attrs/validators.py`:
+    `from attr.validators import *`), not every name it imports for its own use. A name renamed on
+    import is not followed. The lookups are recorded as consulted, so a change along the way
+    re-resolves the package."""
     modules = resolver.modules
     wanted = package.all_names
-    bound = {name: frozenset(paths) for name, paths in package.top.imports.items()}
+    imports = package.top.imports if package.is_package or wanted is not None else {}
+    bound = {name: frozenset(paths) for name, paths in imports.items()}
     for star in package.stars:  # what each star import can bind, resolved like any other name
         source = modules.get(star)
         if source is not None:
-            names = source.all_names or {*source.top.defs, *source.top.imports}
+            names = (
+                source.all_names if source.all_names is not None else {*source.top.defs, *source.top.imports}
+            )
             bound.update((n, frozenset({f"{star}.{n}"})) for n in names if n not in bound)
     out: dict[str, list[int]] = {}
     for name, paths in sorted(bound.items()):

@@ -231,14 +231,19 @@ class Indexer:
         walked = walk(root, exclude)
         report.skipped = [*walked.skipped_large, *walked.skipped_names]
         texts = {f.relpath: f.data for f in walked.files}
+        repositories = {r.name: r for r in list_repositories(self.stores.graph, scope)}
+        # unnamed, a directory indexed before keeps its repository's name: a project name found
+        # later (declared since, or read by a newer graphctx) does not make it a second repository
+        here = [n for n, r in repositories.items() if r.root == str(root)]
         name = (
             ids.check_repo_name(repo)
             if repo is not None
+            else here[0]
+            if len(here) == 1
             else ids.default_repo_name(root, project_name(texts.get))
         )
         layout, report.layout_notes = discover(sorted(texts), texts.get, check_roots(roots))
         report.repo, report.roots = name, [r.describe() for r in layout.roots]
-        repositories = {r.name: r for r in list_repositories(self.stores.graph, scope)}
         others = [r for n, r in repositories.items() if n != name]
         python = PythonFrontEnd(
             self.stores.graph,

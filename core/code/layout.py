@@ -21,6 +21,7 @@ import configparser
 import fnmatch
 import re
 import tomllib
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -98,7 +99,11 @@ class Layout:
     """Module names of a file tree under its import roots (deepest root first)."""
 
     def __init__(self, roots: Iterable[Root], py_files: Iterable[str]) -> None:
-        self.roots = tuple(sorted(set(roots), key=lambda r: (-len(r.directory), r.directory, r.prefix)))
+        # roots sharing a directory and prefix (hatch's `packages = ["src/a", "src/b"]`) are
+        # ordered by what they provide too: the order (and the fingerprint) never depends on a set's
+        self.roots = tuple(
+            sorted(set(roots), key=lambda r: (-len(r.directory), r.directory, r.prefix, r.describe()))
+        )
         self.py_files = frozenset(py_files)
         self.package_dirs = frozenset(
             p.rpartition("/")[0] for p in self.py_files if p.endswith("__init__.py")
@@ -125,7 +130,8 @@ class Layout:
     @property
     def fingerprint(self) -> str:
         """What the qualified names depend on besides the files: a changed layout renames modules."""
-        return "; ".join(r.describe() for r in sorted(self.roots, key=lambda r: (r.directory, r.prefix)))
+        ordered = sorted(self.roots, key=lambda r: (r.directory, r.prefix, r.describe()))
+        return "; ".join(r.describe() for r in ordered)
 
     def module(self, relpath: str) -> ModuleName:
         for root in self.roots:
@@ -429,7 +435,8 @@ def _setuptools_spec(d: str, spec: dict[str, Any], tree: _Tree, origin: str) -> 
         for w in wheres:
             directory = _join(base, str(w)) if "" not in package_dir else _join(d, str(w))
             found = tree.tops(directory, bool(find.get("namespaces")))
-            names = {n for n in found if _selected(n, find)}
+            # find_packages finds packages only: a top-level setup.py or conftest.py is no module
+            names = {n for n, kind in found.items() if kind == "package" and _selected(n, find)}
             if names:
                 roots.append(Root(directory, names=frozenset(names), origin=origin))
     for pkg in spec.get("packages") or []:
@@ -456,13 +463,23 @@ def _selected(name: str, find: dict[str, Any]) -> bool:
 
 def _setup_py(data: bytes | None) -> dict[str, Any]:
     """The literal keyword arguments of a `setup(...)` call (package_dir, packages, py_modules,
-    name); find_packages(where=...) becomes a find spec. Nothing is executed."""
+    name), or names the module binds once to a literal (PyYAML's `NAME = 'PyYAML'` ...
+    `setup(name=NAME)`); find_packages(where=...) becomes a find spec. Nothing is executed."""
     if data is None:
         return {}
     try:
         tree = ast.parse(data)
     except (SyntaxError, ValueError, RecursionError):
         return {}
+    assigned = [
+        (t.id, node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        for t in node.targets
+        if isinstance(t, ast.Name)
+    ]
+    bound = Counter(name for name, _ in assigned)
+    constants = {name: value for name, value in assigned if bound[name] == 1}
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
@@ -475,7 +492,8 @@ def _setup_py(data: bytes | None) -> dict[str, Any]:
         spec: dict[str, Any] = {}
         for kw in node.keywords:
             if kw.arg in ("package_dir", "packages", "py_modules", "name"):
-                value = _literal(kw.value)
+                given = kw.value
+                value = _literal(constants.get(given.id, given) if isinstance(given, ast.Name) else given)
                 if value is not None:
                     spec["find" if isinstance(value, _Find) else kw.arg] = (
                         value.spec if isinstance(value, _Find) else value

@@ -26,7 +26,7 @@ from graphctx.code.diff import Change, FileChange, merge, parse_diff
 from graphctx.code.repos import list_repositories
 from graphctx.deadlines import Deadline
 from graphctx.envelope import Budget, Option, open_envelope
-from graphctx.errors import InputError, NotFound
+from graphctx.errors import AmbiguousName, InputError, NotFound
 from graphctx.followups import call
 from graphctx.kernel.reads import batches, stored_hashes
 from graphctx.kernel.stores import Stores
@@ -42,7 +42,7 @@ from graphctx.kernel.templates import (
 from graphctx.model import EdgeKind, Entity, Fact, NodeKind
 from graphctx.names import resolve
 from graphctx.retrieval.isolation import Isolation
-from graphctx.retrieval.pipeline import FOLLOW_UP_CHARS, Retriever, Stopwatch
+from graphctx.retrieval.pipeline import FOLLOW_UP_CHARS, Candidate, Retriever, Stopwatch
 from graphctx.retrieval.render import entity_card
 from graphctx.scope import Scope
 
@@ -218,6 +218,7 @@ class CodeOps:
         isolation = Isolation(scope)
         retriever = self.retriever
         found, legs, coverage = retriever.find(scope, query, Deadline(retriever.deadline_s), watch, isolation)
+        found = self._named(scope, query, found, isolation)
         code = [c for c in found if c.entity.type in CODE_TYPES]
         coverage["not_code"] = len(found) - len(code)
         selected = code[: bounds.MAX_ENTRIES]
@@ -258,6 +259,26 @@ class CodeOps:
                 CUT_FOLLOW_UP,
             )  # fmt: skip
         return budget.finish(watch.total())
+
+    def _named(
+        self, scope: Scope, query: str, found: list[Candidate], isolation: Isolation
+    ) -> list[Candidate]:
+        """A query that is one dotted name no entity carries exactly, but that `symbol` resolves to
+        one definition (a name a package or module re-exports, `attrs.define` for
+        attr._next_gen.define; a unique dotted tail, `Attribute.evolve`): that definition first,
+        matched as `resolved_name`."""
+        name = query.strip().strip("`'\"")
+        if any(c.exact for c in found) or " " in name or "." not in name.strip("."):
+            return found
+        try:
+            entity = resolve(self.stores.graph, scope, name)
+        except (NotFound, AmbiguousName, InputError):
+            return found
+        if entity.type not in CODE_TYPES or not isolation.admit_entity(entity):
+            return found
+        ranked = next((c for c in found if c.entity.id == entity.id), None)
+        first = Candidate(entity, "resolved_name", *((ranked.ranks, ranked.score) if ranked else ()))
+        return [first, *(c for c in found if c.entity.id != entity.id)]
 
     # -- symbol, callers, callees -------------------------------------------------------------
 

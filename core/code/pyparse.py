@@ -10,8 +10,11 @@ resolver decides what that is, or leaves it unknown.
 from __future__ import annotations
 
 import ast
+import codecs
 import hashlib
+import io
 import re
+import tokenize
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -300,10 +303,23 @@ def _has_decorator(node: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> b
     return any(isinstance(d, ast.Name) and d.id == name for d in node.decorator_list)
 
 
+def _as_utf8(data: bytes) -> bytes:
+    """The source in UTF-8, the encoding the parser's column offsets count in (signatures are cut
+    from the source lines by them): a file that declares another (PEP 263, `# -*- coding: latin-1
+    -*-`) is transcoded, a UTF-8 byte order mark dropped."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        if encoding == "utf-8-sig":
+            return data.removeprefix(codecs.BOM_UTF8)
+        return data if encoding == "utf-8" else data.decode(encoding, "replace").encode("utf-8")
+    except (SyntaxError, LookupError, UnicodeError):
+        return data
+
+
 class _Parser:
     def __init__(self, module: Module, data: bytes, absolute: Callable[[str], str]) -> None:
         self.m = module
-        self.lines = data.splitlines(keepends=True)
+        self.lines = _as_utf8(data).splitlines(keepends=True)
         self.package = module.name if module.is_package else module.name.rpartition(".")[0]
         self.absolute = absolute  # an absolute import as Python finds it from this file
 
@@ -495,27 +511,28 @@ class _Parser:
 
     @staticmethod
     def _typed(node: ast.Assign | ast.AnnAssign, block: Block) -> None:
-        """Record what a plain `name = value` / `name: T = value` binds (counted as it is walked)."""
-        target: ast.expr
+        """Record what a plain `name = value` / `name: T = value` binds (counted as it is walked);
+        every name of a chained `a = b = value` binds the same value (attrs' `s = attributes = attrs`)."""
+        targets: list[ast.expr]
         if isinstance(node, ast.AnnAssign):
-            target, value = node.target, node.value
+            targets, value = [node.target], node.value
+            target = node.target
             if isinstance(target, ast.Name) and target.id not in block.typed:
                 annotated = annotation_chain(node.annotation)
                 if annotated is not None:
                     block.typed[target.id] = Binding("instance", annotated, block)
                     return
         else:
-            if len(node.targets) != 1:
-                return
-            target, value = node.targets[0], node.value
-        if not isinstance(target, ast.Name) or value is None or target.id in block.typed:
+            targets, value = node.targets, node.value
+        names = [t.id for t in targets if isinstance(t, ast.Name) and t.id not in block.typed]
+        if not names or value is None:
             return
         chain = _chain(value.func) if isinstance(value, ast.Call) else _chain(value)
         if chain is None or (isinstance(value, ast.Call) and not chain):
             return
-        block.typed[target.id] = Binding(
-            "value", (*chain, CALL) if isinstance(value, ast.Call) else chain, block
-        )
+        binding = Binding("value", (*chain, CALL) if isinstance(value, ast.Call) else chain, block)
+        for name in names:
+            block.typed[name] = binding
 
     def _ref(self, owner: str, name: str) -> None:
         refs = self.m.refs.get(owner)

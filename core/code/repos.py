@@ -25,8 +25,10 @@ _PACKAGES = "packages:"
 _IMPORTS = "imports:"
 _RESOLUTION = "resolution:"
 MAX_IMPORTS = 1000
-RESOLUTION = "2"
-"""The indexer's resolution rules (2: `exports` edges, `from a.b import c` reads the module a.b):
+RESOLUTION = "3"
+"""The indexer's resolution rules (2: `exports` edges, `from a.b import c` reads the module a.b; 3:
+plain modules' star and `__all__` re-exports, every name of a chained assignment `a = b = f`, and
+the signatures of files in another encoding than UTF-8):
 a repository recorded with other rules has every file redone at its next index, as a changed
 layout has, so an upgrade does not leave edges of the old rules on unchanged files."""
 

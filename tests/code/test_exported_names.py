@@ -150,3 +150,60 @@ def test_an_index_made_with_older_resolution_rules_is_redone_once(indexed, tmp_p
     again = indexed.index_repository(REPO, tmp_path / "repo")
     assert not again.layout_changed and again.files_unchanged == again.files_seen
     assert subject(indexed, "pkg.get") == "pkg.api.get"
+
+
+SHIMS: dict[str, str | None] = {  # attrs 24.2.0's shape: `attrs/validators.py` re-exports attr.validators
+    "src/old/__init__.py": "",
+    "src/old/validators.py": (
+        '__all__ = ["instance_of"]\n\n\ndef instance_of(t):\n    return t\n\n\n'
+        "def unlisted():\n    return 0\n"
+    ),
+    "src/old/empty.py": "__all__ = []\n\n\ndef hidden():\n    return 0\n",
+    "src/new/__init__.py": "",
+    "src/new/validators.py": "from old.validators import *  # noqa: F403\n",
+    "src/new/compat.py": 'from old.validators import instance_of, unlisted\n\n__all__ = ["instance_of"]\n',
+    "src/new/plain.py": (
+        "from old.validators import instance_of\n\n\ndef check(x):\n    return instance_of(x)\n"
+    ),
+    "src/new/nothing.py": "from old.empty import *  # noqa: F403\n",
+    "pyproject.toml": '[tool.hatch.build.targets.wheel]\npackages = ["src/old", "src/new"]\n',
+}
+
+
+def test_a_module_re_exports_what_its_star_imports_and_its_all_bind(service, tmp_path: Path):
+    root = write_repo(tmp_path / "shims", SHIMS)
+    service.index_repository(REPO, root)
+    assert subject(service, "new.validators.instance_of") == "old.validators.instance_of"
+    assert subject(service, "new.compat.instance_of") == "old.validators.instance_of"
+    for name in (
+        "new.validators.unlisted",
+        "new.compat.unlisted",
+        "new.plain.instance_of",
+        "new.nothing.hidden",
+    ):
+        with pytest.raises(NotFound):
+            service.symbol(REPO, name)  # not in __all__; imported for its own use; `__all__ = []`
+    # the source stops listing it: the unchanged shim is re-resolved and no longer exports it
+    write_repo(
+        root, {"src/old/validators.py": (SHIMS["src/old/validators.py"] or "").replace('"instance_of"', "")}
+    )
+    service.index_repository(REPO, root)
+    with pytest.raises(NotFound):
+        service.symbol(REPO, "new.validators.instance_of")
+
+
+def test_search_for_a_public_name_finds_its_definition_first(indexed):
+    # attrs 24.2.0: `search "attrs.define"` ranked a test class first and `attrs.validators.instance_of`
+    # never reached instance_of, though `symbol` resolves both; the exact stage matches stored names only
+    def first(query: str) -> tuple[str, str | None]:
+        item = indexed.search(REPO, query)["items"][0]
+        return item["qualified_name"], item["match"].get("exact")
+
+    assert first("pkg.get") == ("pkg.api.get", "resolved_name")
+    assert first("`pkg.Client.fetch`") == ("pkg.api.Client.fetch", "resolved_name")
+    assert first("Client.fetch") == ("pkg.api.Client.fetch", "resolved_name")  # a unique dotted tail
+    assert first("pkg.api.get") == ("pkg.api.get", "qualified_name")  # stored: matched as before
+    assert all(
+        i["match"].get("exact") != "resolved_name" for i in indexed.search(REPO, "pkg.get a url")["items"]
+    )
+    assert indexed.search(Scope("other-tenant", "default"), "pkg.get")["items"] == []

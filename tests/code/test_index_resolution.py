@@ -228,3 +228,53 @@ class Thing:
     assert callees(service, SCOPE, "m.Thing.helper") == {"m.helper"}
     assert callees(service, SCOPE, "m.Thing.outer") == {"m.Thing.outer.inner"}
     assert callees(service, SCOPE, "m.Thing.outer.inner") == {"base.exported"}  # through `import *`
+
+
+def test_every_name_of_a_chained_assignment_aliases_the_value(service, tmp_path: Path):
+    # attrs: `s = attributes = attrs` and `ib = attr = attrib` in attr/__init__.py; the classic
+    # `@attr.s(...)` / `attr.ib()` of its users resolved to nothing
+    root = write_repo(
+        tmp_path / "repo",
+        {
+            "attr/__init__.py": (
+                "from ._make import attrib, attrs\n\ns = attributes = attrs\nib = attr = attrib\n"
+                "x, y = z = attrs\n"
+            ),
+            "attr/_make.py": (
+                "def attrs(maybe_cls=None):\n    return maybe_cls\n\n\ndef attrib():\n    return 0\n"
+            ),
+            "user.py": """import attr
+
+
+@attr.s(slots=True)
+class C:
+    a = attr.ib()
+    b = attr.attr()
+
+
+def make():
+    return attr.attributes(C), attr.z(C)
+""",
+        },
+    )
+    service.index_repository(SCOPE, root)
+    assert callees(service, SCOPE, "user.C") == {"attr._make.attrs", "attr._make.attrib"}
+    assert callees(service, SCOPE, "user.make") == {"attr._make.attrs"}
+    assert callers(service, SCOPE, "attr._make.attrs") == {"user.C", "user.make"}
+
+
+def test_signatures_of_a_file_in_another_encoding_or_with_a_bom_are_its_text(service, tmp_path: Path):
+    # a latin-1 file (PEP 263, parso 0.8.4's test/normalizer_issue_files/latin-1.py): the names and
+    # docstrings came from the parser, the signature from the raw bytes read as UTF-8 and cut at
+    # the parser's UTF-8 column offsets (`def na\ufffdve(self, \ufffdt\ufffd="\ufffd"): retu`)
+    root = tmp_path / "repo"
+    root.mkdir()
+    latin = "# -*- coding: latin-1 -*-\nclass Caf\xe9:\n"
+    latin += '    def na\xefve(self, \xe9t\xe9="\xe0"): return \xe9t\xe9\n'
+    (root / "lat.py").write_bytes(latin.encode("latin-1"))
+    (root / "bom.py").write_bytes(b"\xef\xbb\xbfdef bom(x):\n    return x\n")
+    service.index_repository(SCOPE, root)
+    card = service.symbol(SCOPE, "lat.Caf\xe9.na\xefve")["subject"]
+    assert card["signature"] == 'def na\xefve(self, \xe9t\xe9="\xe0")'  # cut at the body's column
+    assert service.symbol(SCOPE, "lat.Caf\xe9")["subject"]["signature"] == "class Caf\xe9"
+    assert service.symbol(SCOPE, "bom.bom")["subject"]["signature"] == "def bom(x)"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphctx.code.layout import Layout, discover, is_test_path, project_name
+from graphctx.code.layout import Layout, Root, discover, is_test_path, project_name
 
 
 def layout_of(files: dict[str, str], explicit: tuple[str, ...] = ()) -> Layout:
@@ -160,6 +160,54 @@ def test_the_fingerprint_reads_back_to_the_same_names():
     assert {r: again.module(r).name for r in files if r.endswith(".py")} == {
         r: layout.module(r).name for r in files if r.endswith(".py")
     }
+
+
+def test_roots_sharing_a_directory_have_one_order_and_one_fingerprint():
+    # hatch's `packages = ["src/attr", "src/attrs"]` (attrs): two roots in src/, each naming one
+    # package; their order once came from a set's, so a re-index saw a changed layout and redid
+    # every file about every other run
+    first = Root("src", names=frozenset({"attr"}))
+    second = Root("src", names=frozenset({"attrs"}))
+    files = ["src/attr/__init__.py", "src/attrs/__init__.py"]
+    one, other = Layout([first, second], files), Layout([second, first], files)
+    assert one.roots == other.roots
+    assert one.fingerprint == other.fingerprint == "src(attr); src(attrs)"
+    config = '[tool.hatch.build.targets.wheel]\npackages = ["src/attr", "src/attrs"]\n'
+    found = layout_of({"pyproject.toml": config, **{f: "" for f in files}})
+    assert found.fingerprint == "src(attr); src(attrs)"
+
+
+@pytest.mark.parametrize(
+    "setup",
+    [
+        "from setuptools import setup, find_packages\n"
+        "setup(name='pkg', packages=find_packages(exclude=['test']))\n",
+        "from setuptools import setup, find_namespace_packages\n"
+        "setup(packages=find_namespace_packages(include=['pkg*']))\n",
+    ],
+    ids=["find_packages", "find_namespace_packages"],
+)
+def test_find_packages_finds_packages_not_the_modules_beside_them(setup):
+    # parso 0.8.4: setup.py and conftest.py at the top were named importable modules of the project
+    layout = layout_of(
+        {"setup.py": setup, "conftest.py": "", "pkg/__init__.py": "", "pkg/a.py": "", "test/test_a.py": ""}
+    )
+    assert [r.describe() for r in layout.roots] == [".(pkg)"]
+    assert layout.module("pkg/a.py").rooted
+    assert not layout.module("setup.py").rooted and not layout.module("conftest.py").rooted
+
+
+def test_a_setup_py_names_read_through_module_constants():
+    # PyYAML 6.0.2: NAME = 'PyYAML' ... setup(name=NAME, ...); the repository was named after its
+    # directory (pyyaml-6.0.2), so a checkout of another version became another repository
+    setup = (
+        "from setuptools import setup\nNAME = 'PyYAML'\nPACKAGES = ['yaml']\nVERSION = x = '1'\n"
+        "DIRS = {'': 'lib'}\nDIRS = {'': 'elsewhere'}\n"
+        "setup(name=NAME, version=VERSION, package_dir=DIRS, packages=PACKAGES)\n"
+    )
+    assert project_name({"setup.py": setup.encode()}.get) == "PyYAML"
+    layout = layout_of({"setup.py": setup, "yaml/__init__.py": "", "lib/yaml/__init__.py": ""})
+    assert [r.describe() for r in layout.roots] == [".(yaml)"]  # DIRS is bound twice: not read
 
 
 def test_project_name_and_test_paths():

@@ -185,6 +185,24 @@ def test_a_changed_layout_renames_every_module(service, tmp_path: Path):
     assert (noop.entities_written, noop.facts_written, noop.layout_changed) == (0, 0, False)
 
 
+def test_a_directory_indexed_before_keeps_its_name_when_a_project_name_appears(service, tmp_path: Path):
+    # a project name found later (declared since, or read by a newer graphctx: PyYAML's
+    # setup(name=NAME)) once made the same directory a second repository, every name ambiguous
+    root = write_repo(tmp_path / "pyyaml-6.0.2", {"yaml/__init__.py": "def load():\n    pass\n"})
+    assert service.index_repository(SCOPE, root).repo == "pyyaml-6.0.2"
+    write_repo(root, {"setup.cfg": "[metadata]\nname = PyYAML\n"})
+    again = service.index_repository(SCOPE, root)
+    assert again.repo == "pyyaml-6.0.2" and again.entities_written == 0
+    assert [r["repo"] for r in service.repositories(SCOPE)] == ["pyyaml-6.0.2"]
+    assert service.symbol(SCOPE, "yaml.load")["subject"]["name"] == "yaml.load"
+    # named explicitly, it is another repository; a fresh directory gets the project name
+    assert service.index_repository(SCOPE, root, repo="other").repo == "other"
+    copy = write_repo(
+        tmp_path / "checkout", {"setup.cfg": "[metadata]\nname = PyYAML\n", "yaml/__init__.py": ""}
+    )
+    assert service.index_repository(SCOPE, copy).repo == "PyYAML"
+
+
 def test_the_single_repository_ids_of_an_older_index_are_replaced(service, tmp_path: Path):
     legacy = [
         {"id": "py:old.py", "name": "old", "type": "module", "path": "old.py", "qualified_name": "old"},
