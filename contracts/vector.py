@@ -19,7 +19,8 @@ What the contract promises (contract 1.0.0):
   many when the scope holds that many points. `score` is the cosine similarity of the query and the
   stored vector (scale-invariant, in [-1, 1], compared with a tolerance of 1e-4 for float32
   rounding). *Ordered*: score descending, then `entity_id` ascending for equal scores, also across
-  the k-th position. The same search on the same data returns the same hits in the same order.
+  the k-th position, however many points share its score (since 1.5.0: more than any page an engine
+  returns at once). The same search on the same data returns the same hits in the same order.
 - **Exact search** (capability `exact_search`): top-k under a tenant filter equals brute force —
   no filtered-HNSW recall loss on a 10% slice.
 - **hashes(scope)** is exactly `{entity_id: content_hash}` of the points in `scope`.
@@ -70,6 +71,9 @@ LARGE_SCOPE = 2_100
 """Points in the large scope: more than any page (1,000) a backend may scroll hashes in."""
 TIES = 150
 """Equal-scoring points: more than MAX_K plus any over-fetch an adapter may add."""
+PAGE_TIES = 2_100
+"""Equal-scoring points past any page (1,000) an engine returns at once: an adapter that stops
+fetching at a page keeps the engine's tied points, not the smallest ids."""
 
 INVALID_KINDS = ("nan", "inf", "-inf", "zero", "longer", "shorter", "empty")
 
@@ -714,6 +718,20 @@ class VectorBoundaryTests(VectorIndexHarness):
         hits = self.checked_search(vector_index, scope, base, k=k)
         assert ids(hits) == [f"t{i:03d}" for i in range(TIES)][:k]
         assert max(h.score for h in hits) - min(h.score for h in hits) <= COSINE_TOL
+
+    @pytest.mark.parametrize("k", [10, 100])
+    def test_search_ties_past_any_fetch_page(self, vector_index: VectorIndex, scope: Scope, k: int) -> None:
+        """2,100 identical points, written in a shuffled order (more than any page of 1,000 an engine
+        returns at once): a query in their direction still returns the k smallest ids -- an adapter
+        that stops widening its fetch at a page keeps the engine's tied points instead. Since 1.5.0."""
+        base = random_vectors(1, vector_index.dimension, seed=44)[0]
+        order = [(i * 37) % PAGE_TIES for i in range(PAGE_TIES)]
+        tied = [record(f"t{i:04d}", base, f"h{i}") for i in order]
+        for start in range(0, PAGE_TIES, 700):
+            vector_index.upsert(scope, tied[start : start + 700])
+        vector_index.flush()
+        hits = self.checked_search(vector_index, scope, base, k=k)
+        assert ids(hits) == [f"t{i:04d}" for i in range(k)], "not the k smallest ids of the tie"
 
     def test_search_filters_by_scope_before_the_cut(
         self, vector_index: VectorIndex, request: pytest.FixtureRequest

@@ -740,6 +740,23 @@ CASES += [
 ]
 
 
+# contract 1.5, second sweep (the vector and lexical ports): defects the suite passed before these
+# tests; each is caught only by the 1.5 tests named
+DELETES = r"test_(delete_.*|search_after_deletes_.*|close_then_.*|.*never_cross.*)"
+CASES += [
+    _new(
+        "broken_vector_tie_fetch_capped.py",
+        "TestBrokenTieFetchCapped",
+        r"test_search_ties_.*",
+        ("test_search_ties_past_any_fetch_page",),
+        must_pass=(
+            "test_search_ties_larger_than_k_and_any_overfetch",
+            "test_search_ties_ordered_by_entity_id",
+        ),
+    ),
+]
+
+
 def check_bites(case: Case, tmp_path: Path) -> None:
     selected = sorted(n for n in contract_tests(case.contract) if re.fullmatch(case.select, n))
     assert selected, f"{case.select!r} selects no contract test: renamed in the suite?"
