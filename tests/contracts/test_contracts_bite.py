@@ -754,6 +754,37 @@ CASES += [
             "test_search_ties_ordered_by_entity_id",
         ),
     ),
+    _new(
+        "broken_vector_batch_keeps_first.py",
+        "TestBrokenBatchKeepsFirst",
+        r"test_upsert_.*",
+        ("test_upsert_batch_repeating_an_id_keeps_the_last",),
+        must_pass=("test_upsert_replaces_by_id", "test_upsert_is_idempotent"),
+    ),
+    _new(
+        "broken_vector_empty_batch_raises.py",
+        "TestBrokenEmptyBatchRaises",
+        r"test_(upsert_.*|delete_.*)",
+        ("test_upsert_of_an_empty_batch_is_a_no_op",),
+        must_pass=(
+            "test_upsert_invalid_vector_raises_and_writes_nothing",
+            "test_delete_unknown_id_is_a_no_op",
+        ),
+    ),
+    _new(
+        "broken_vector_deletes_filtered_after_cut.py",
+        "TestBrokenDeletesFilteredAfterCut",
+        DELETES,
+        ("test_search_after_deletes_still_returns_k",),
+        must_pass=("test_delete_removes_from_search_and_hashes", "test_delete_never_crosses_scopes"),
+    ),
+    _new(
+        "broken_vector_deletes_not_durable.py",
+        "TestBrokenDeletesNotDurable",
+        DELETES,
+        ("test_close_then_reopen_keeps_every_write",),
+        must_pass=("test_search_after_deletes_still_returns_k", "test_delete_removes_from_search_and_hashes"),
+    ),
 ]
 
 
