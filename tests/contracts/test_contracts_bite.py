@@ -785,6 +785,70 @@ CASES += [
         ("test_close_then_reopen_keeps_every_write",),
         must_pass=("test_search_after_deletes_still_returns_k", "test_delete_removes_from_search_and_hashes"),
     ),
+    _new(
+        "broken_lexical_batch_deletes_then_adds.py",
+        "TestBrokenBatchDeletesThenAdds",
+        r"test_upsert_.*",
+        ("test_upsert_batch_repeating_an_id_keeps_the_last",),
+        must_pass=("test_upsert_replaces_by_id", "test_upsert_is_idempotent"),
+    ),
+    _new(
+        "broken_lexical_deletes_filtered_after_cut.py",
+        "TestBrokenDeletesFilteredAfterCut",
+        DELETES,
+        ("test_search_after_deletes_still_returns_k",),
+        must_pass=("test_delete_removes_from_search_and_hashes", "test_delete_never_crosses_scopes"),
+    ),
+    _new(
+        "broken_lexical_query_cut_to_first_words.py",
+        "TestBrokenQueryCutToFirstWords",
+        r"test_search_.*",
+        ("test_search_query_at_its_bound_counts_every_word",),
+        must_pass=("test_search_injection_payload_is_found_literally", "test_search_scores_descending"),
+    ),
+    _new(
+        "broken_lexical_ascii_tokenizer.py",
+        "TestBrokenAsciiTokenizer",
+        r"test_(upsert_then_search_.*|search_injection_.*)",
+        (
+            r"test_upsert_then_search_finds_words_of_any_script\[cyrillic-name\]",
+            r"test_upsert_then_search_finds_words_of_any_script\[greek-name\]",
+            r"test_upsert_then_search_finds_words_of_any_script\[cjk-name\]",
+        ),
+        must_pass=(
+            r"test_upsert_then_search_finds_words_of_any_script\[accented-name\]",
+            "test_upsert_then_search_ignores_letter_case",
+            "test_search_injection_payload_is_found_literally",
+        ),
+    ),
+    _new(
+        "broken_lexical_ascii_case_folding.py",
+        "TestBrokenAsciiCaseFolding",
+        r"test_upsert_then_search_.*",
+        (
+            r"test_upsert_then_search_finds_words_of_any_script\[cyrillic-name-upper\]",
+            r"test_upsert_then_search_finds_words_of_any_script\[greek-name-upper\]",
+        ),
+        must_pass=(
+            r"test_upsert_then_search_finds_words_of_any_script\[cyrillic-name\]",
+            "test_upsert_then_search_ignores_letter_case",
+        ),
+    ),
+    _new(
+        "broken_lexical_stop_words_in_names.py",
+        "TestBrokenStopWordsInNames",
+        r"test_upsert_then_search_.*",
+        (r"test_upsert_then_search_finds_names_made_of_stop_words\[it-upper\]",),
+        must_pass=("test_upsert_then_search_finds_by_name", "test_upsert_then_search_finds_by_alias"),
+    ),
+    _new(
+        "broken_lexical_analyser_only_at_creation.py",
+        "TestBrokenAnalyserOnlyAtCreation",
+        r"test_(close_then_.*|upsert_.*)",
+        ("test_close_then_reopen_keeps_every_write",),
+        must_pass=("test_upsert_replaces_by_id", "test_upsert_then_search_finds_by_name"),
+        control="TestControlTantivyOnDisk",
+    ),
 ]
 
 
