@@ -36,6 +36,7 @@ CONTROLS = {
     "TestControlSqlite": "broken_graph_tenant_blind.py",
     "TestControlSqliteOnDisk": "broken_graph_reopen_revives_aliases.py",
     "TestControlTantivy": "broken_lexical_ignores_k.py",
+    "TestControlTantivyOnDisk": "broken_lexical_analyser_only_at_creation.py",
     "TestControlQdrantEdge": "broken_vector_tenant_blind.py",
     "TestControlHookedTraversal": "broken_graph_cut_by_far_id.py",
 }

@@ -269,15 +269,16 @@ class Harness:
         for scope in scopes[1:]:
             store.run(t.SCOPE_CLEAR, scope, t.NoParams())
 
-    def reopen(self, data_dir: Path) -> Callable[[Any], Any]:
-        """The `reopen_graph_store` hook for a durable store: the factory again, same directory."""
-        frozen = self.frozen("graph")
+    def reopen(self, data_dir: Path, port: str = "graph") -> Callable[[Any], Any]:
+        """The `reopen_graph_store` (or `reopen_lexical_index`) hook for a durable store: the factory
+        again, same directory."""
+        frozen = self.frozen(port)
         if frozen is None:
-            self.open("graph", data_dir / "probe").close()
-            frozen = self.frozen("graph") or {}
+            self.open(port, data_dir / "probe").close()
+            frozen = self.frozen(port) or {}
         if not frozen.get("durable", True):
             raise NotImplementedError("an in-memory store has no reopen hook")
-        return lambda store: self.factory("graph")(Settings(data_dir=data_dir))
+        return lambda store: self.factory(port)(Settings(data_dir=data_dir))
 
     def stores(self, data_dir: Path) -> Stores:
         """The retrieval trio: the adapter in its port(s), the embedded defaults elsewhere."""
@@ -349,6 +350,12 @@ def _fixture(port: str) -> str:
             "\n    @pytest.fixture\n"
             "    def vector_index_for_model(self, tmp_path):\n"
             "        return H.for_model(tmp_path / 'vector')\n"
+        )
+    if port == "lexical":
+        text += (
+            "\n    @pytest.fixture\n"
+            "    def reopen_lexical_index(self, tmp_path):\n"
+            "        return H.reopen(tmp_path / 'lexical', 'lexical')\n"
         )
     return text
 

@@ -5,28 +5,34 @@ What the contract promises (contract 1.0.0; ordered / unordered is stated per pr
 - **Writes.** `upsert(scope, docs)` inserts or replaces the document of each `(scope, entity_id)`
   -- the whole document: aliases the new version lacks stop matching, and a new content hash alone is
   stored (since 1.5.0); `delete(scope, ids)` removes them. Both are idempotent; deleting an id the
-  scope does not hold is a no-op. A write in one scope never touches the same id in another scope
+  scope does not hold is a no-op. A batch naming an id several times stores one document, its last
+  version (since 1.5.0). A write in one scope never touches the same id in another scope
   (tenant, namespace and graph id are all part of the key).
 - **Write visibility.** Every write is visible to `search` and `hashes` after the next `flush()`.
   Nothing is promised before `flush()`: the suite calls it before every read and never asserts that
   a write is invisible.
 - **search(scope, text, k)** returns hits of exactly `scope`, each carrying the tenant, namespace,
-  graph id and content hash stored with it. At most `clamp(k, 1, 100)` hits, and exactly that many
-  when at least that many documents match. *Ordered*: score descending, then `entity_id`
+  graph id and content hash stored with it, each id once (since 1.5.0). At most `clamp(k, 1, 100)`
+  hits, and exactly that many when at least that many documents match (deleted ones do not count,
+  since 1.5.0). *Ordered*: score descending, then `entity_id`
   ascending for equal scores, also across the k-th position (a tie is never cut arbitrarily).
   Scores are finite; their scale is not part of the contract, but they are BM25's: a rarer term
   weighs more than a common one (since 1.5.0). The same search on the same data returns the same
   hits in the same order.
 - **Text is analysed, never parsed.** Query syntax (`tenant_id:other OR name:*`, `*`, quotes,
   boosts, ranges) is literal text: it cannot widen the scope or match every document. Text with no
-  searchable term (empty, blank) returns `[]`, not an error. Any string is a valid query.
+  searchable term (empty, blank) returns `[]`, not an error. Any string is a valid query, and every
+  word of a query up to the service's bound (4 KiB) counts (since 1.5.0).
 - **What is searchable.** Name, aliases, qualified name and summary words, and the words of the
-  indexed-only text `LexicalDoc.text` (since 1.5.0), in any letter case (since 1.5.0) (unordered: the
-  entity is among the first 10 hits). Optional, behind capability flags in `Capabilities.extra`:
-  `identifier_analysis` (identifier parts: `parseHttpRequest`, `add_item`, `shop.pricing` match
-  their parts), `exact_identifier_field` (a whole name or alias ranks its entity first), `stemming`
-  (English word forms meet).
+  indexed-only text `LexicalDoc.text` (since 1.5.0), in any letter case (since 1.5.0), of any
+  script (since 1.5.0: a word is a run of Unicode letters and digits), a name or alias made only of
+  stop words included (since 1.5.0) (unordered: the entity is among the first 10 hits). Optional,
+  behind capability flags in `Capabilities.extra`: `identifier_analysis` (identifier parts:
+  `parseHttpRequest`, `add_item`, `shop.pricing` match their parts), `exact_identifier_field` (a
+  whole name or alias ranks its entity first), `stemming` (English word forms meet).
 - **hashes(scope)** is exactly `{entity_id: content_hash}` of the documents in `scope`.
+- **Durability** (capability `durable`): after `close()`, the index opened again holds exactly what
+  it held and takes writes as before (since 1.5.0; needs the `reopen_lexical_index` hook).
 
 Usage (copy into your adapter's tests)::
 
@@ -49,13 +55,14 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import pytest
 
+from graphctx.bounds import QUERY_BYTES
 from graphctx.contracts import datasets
 from graphctx.contracts._base import ContractBase, adversarial_scopes, check_hits
-from graphctx.contracts._markers import requires
+from graphctx.contracts._markers import contract_skip, requires
 from graphctx.kernel.ports import Capabilities, LexicalDoc, LexicalHit, LexicalIndex
 from graphctx.scope import Scope
 
@@ -105,7 +112,7 @@ class LexicalIndexHarness(ContractBase):
     makes writes visible.
     """
 
-    contract_hooks = frozenset({"lexical_index", "assert_same_hits"})
+    contract_hooks = frozenset({"lexical_index", "assert_same_hits", "reopen_lexical_index"})
 
     @pytest.fixture
     def lexical_index(self) -> LexicalIndex:
@@ -116,6 +123,19 @@ class LexicalIndexHarness(ContractBase):
     def subject_capabilities(self, request: pytest.FixtureRequest) -> Capabilities:
         index: LexicalIndex = request.getfixturevalue("lexical_index")
         return index.capabilities
+
+    @pytest.fixture
+    def reopen_lexical_index(self) -> Callable[[LexicalIndex], LexicalIndex]:
+        """Optional hook for durable indexes: return a function that takes the (closed)
+        `lexical_index` and opens the same index again (same directory, same server), e.g.::
+
+            @pytest.fixture
+            def reopen_lexical_index(self, tmp_path):
+                return lambda index: MyLexicalIndex(tmp_path / "lexical")
+
+        The test closes what it opens. Without it the durability test skips, naming the hook
+        (`graphctx certify` always provides it). Since 1.5.0."""
+        raise NotImplementedError("no `reopen_lexical_index` hook")
 
     # helpers and hooks (only the names in `contract_hooks` may be overridden) ---------------
 
@@ -131,6 +151,7 @@ class LexicalIndexHarness(ContractBase):
         Part of the contract, not a hook: do not override."""
         hits = index.search(scope, text, k)
         check_hits(hits, LexicalHit, scope, k, MAX_K)
+        assert len(set(ids(hits))) == len(hits), f"an id appears twice: {ids(hits)}"
         return hits
 
     def assert_same_hits(self, first: Sequence[LexicalHit], second: Sequence[LexicalHit]) -> None:
@@ -307,6 +328,96 @@ class LexicalUpsertTests(LexicalIndexHarness):
         hits = self.checked_search(loaded, scope, "checkout payment redis team", k=MAX_K)
         assert hits and all(h.content_hash.startswith("renewed:") for h in hits)
 
+    def test_upsert_batch_repeating_an_id_keeps_the_last(
+        self, lexical_index: LexicalIndex, scope: Scope
+    ) -> None:
+        """A batch naming an id three times stores one document: its last version, as the batch's
+        writes applied in order would leave it -- the earlier versions' words find nothing, and the id
+        is never returned twice (a bulk "delete every key, then add every document" keeps them all).
+        Since 1.5.0."""
+        batch = [
+            doc("x", "marmalade", "h-first", summary="orange preserve"),
+            doc("y", "toast", "h-y", summary="bread"),
+            doc("x", "jam", "h-middle", summary="berry preserve"),
+            doc("x", "chutney", "h-last", summary="mango relish"),
+        ]
+        self.write(lexical_index, scope, batch)
+        assert lexical_index.hashes(scope) == {"x": "h-last", "y": "h-y"}
+        for word in ("marmalade", "orange", "jam", "berry", "preserve"):
+            found = self.checked_search(lexical_index, scope, word)
+            assert found == [], f"an earlier version matches {word!r}"
+        hits = self.checked_search(lexical_index, scope, "chutney mango toast", k=MAX_K)
+        assert sorted((h.entity_id, h.content_hash) for h in hits) == [("x", "h-last"), ("y", "h-y")]
+
+    @pytest.mark.parametrize(
+        ("query", "expected"),
+        [("IT", "team-it"), ("it", "team-it"), ("The Who", "band"), ("the who", "band")],
+        ids=["it-upper", "it-lower", "the-who", "the-who-lower"],
+    )
+    def test_upsert_then_search_finds_names_made_of_stop_words(
+        self, lexical_index: LexicalIndex, scope: Scope, query: str, expected: str
+    ) -> None:
+        """A name (or alias) made only of words an English stop list drops -- the team `IT`, the band
+        `The Who` -- is found by its name: names are identifiers, not prose, and a prose analyser on
+        them leaves no term to find. Since 1.5.0."""
+        self.write(
+            lexical_index,
+            scope,
+            [
+                doc("team-it", "IT", "h-it", summary="Laptops, badges and accounts."),
+                doc("band", "The Who", "h-band", summary="A rock band from London."),
+                doc("plain", "ordinary", "h-plain", summary="Nothing of the kind is in it."),
+            ],
+        )
+        assert expected in ids(self.checked_search(lexical_index, scope, query)), query
+
+    @pytest.mark.parametrize(
+        ("query", "expected"),
+        [
+            ("Москва", "ru"),
+            ("МОСКВА", "ru"),
+            ("склад", "ru"),
+            ("Αθήνα", "el"),
+            ("ΑΘΉΝΑ", "el"),
+            ("γραφείο", "el"),
+            ("東京", "ja"),
+            ("Zürich", "de"),
+            ("ZÜRICH", "de"),
+            ("503", "inc"),
+        ],
+        ids=[
+            "cyrillic-name",
+            "cyrillic-name-upper",
+            "cyrillic-summary",
+            "greek-name",
+            "greek-name-upper",
+            "greek-summary",
+            "cjk-name",
+            "accented-name",
+            "accented-name-upper",
+            "number",
+        ],
+    )
+    def test_upsert_then_search_finds_words_of_any_script(
+        self, lexical_index: LexicalIndex, scope: Scope, query: str, expected: str
+    ) -> None:
+        """A word is a run of Unicode letters and digits, not of ASCII ones: Cyrillic, Greek, CJK and
+        accented names and summaries are found by their words, in any letter case (an `[A-Za-z0-9]+`
+        tokenizer leaves a Cyrillic name no term at all), and a number is a word. Since 1.5.0."""
+        self.write(
+            lexical_index,
+            scope,
+            [
+                doc("ru", "Москва", "h-ru", summary="главный склад"),
+                doc("el", "Αθήνα", "h-el", summary="γραφείο πωλήσεων"),
+                doc("ja", "東京", "h-ja", summary="office"),
+                doc("de", "Zürich", "h-de", summary="Büro"),
+                doc("inc", "upstream incident", "h-inc", summary="the gateway returned 503"),
+                doc("en", "ordinary", "h-en", summary="plain words only"),
+            ],
+        )
+        assert expected in ids(self.checked_search(lexical_index, scope, query)), query
+
 
 class LexicalDeleteTests(LexicalIndexHarness):
     """delete: named ids leave search and hashes; nothing else changes.
@@ -342,6 +453,19 @@ class LexicalDeleteTests(LexicalIndexHarness):
         loaded.flush()
         assert "svc-inv" not in loaded.hashes(scope)
         assert len(loaded.hashes(scope)) == len(datasets.memory_entities()) - 1
+
+    def test_search_after_deletes_still_returns_k(self, lexical_index: LexicalIndex, scope: Scope) -> None:
+        """150 documents match a word, then the 60 that match it best are deleted: a search for it
+        returns k of the 90 left (10, 60, and all 90 for k = 100) -- deleted documents are not dropped
+        from an answer already cut at k (a tombstone filtered after the engine's top k). Since 1.5.0."""
+        strong = [doc(f"s-{i:03d}", "widget widget", f"hs-{i}", summary="widget") for i in range(60)]
+        self.write(lexical_index, scope, [*strong, *numbered_docs(90)])
+        lexical_index.delete(scope, [d.entity_id for d in strong])
+        lexical_index.flush()
+        for k in (10, 60, MAX_K):
+            hits = self.checked_search(lexical_index, scope, "widget", k=k)
+            assert len(hits) == min(k, 90), f"{len(hits)} hits for k={k}, 90 documents left match"
+            assert all(h.entity_id.startswith("n-") for h in hits), "a deleted document is found"
 
 
 class LexicalHashesTests(LexicalIndexHarness):
@@ -807,6 +931,86 @@ class LexicalBoundaryTests(LexicalIndexHarness):
             ], word
         assert lexical_index.hashes(scope) == {big.entity_id: big.content_hash}
 
+    def test_search_query_at_its_bound_counts_every_word(
+        self, lexical_index: LexicalIndex, scope: Scope
+    ) -> None:
+        """A query of up to 4 KiB (the service's bound on query text; here about 700 words, most of
+        which match nothing): a document holding only its first word and one holding only its last
+        are both found -- the query is not cut to its first words, nor refused for its number of
+        clauses (Lucene's default allows 1,024). Since 1.5.0."""
+        filler = [f"qx{a}{b}{c}" for a, b, c in itertools.product("bcdfghjkm", repeat=3)]
+        words = ["sprocket"]
+        for word in filler:
+            if len(" ".join([*words, word, "gimbal"]).encode()) > QUERY_BYTES:
+                break
+            words.append(word)
+        query = " ".join([*words, "gimbal"])
+        assert len(words) > 500 and len(query.encode()) <= QUERY_BYTES
+        self.write(
+            lexical_index,
+            scope,
+            [doc("first", "sprocket", "h-first"), doc("last", "gimbal", "h-last"), *numbered_docs(20)],
+        )
+        assert sorted(ids(self.checked_search(lexical_index, scope, query))) == ["first", "last"]
+
+
+class LexicalDurabilityTests(LexicalIndexHarness):
+    """close() then open again: the index holds exactly what it held, and takes writes as before.
+    Needs `durable` and the `reopen_lexical_index` hook. Since 1.5.0.
+
+    Troubleshooting: commit every write before close; register on every open what the engine does
+    not persist (tantivy keeps no custom analyser: an index that registers its analysers only when it
+    creates the directory cannot write once opened again).
+    """
+
+    @requires("durable")
+    def test_close_then_reopen_keeps_every_write(
+        self, lexical_index: LexicalIndex, scope: Scope, request: pytest.FixtureRequest
+    ) -> None:
+        """Documents with ids of any characters, one replaced, two deleted, then close and open again:
+        the same hashes, the replaced one found by its new words only, the deleted ones by nothing;
+        and the index opened again takes a new document, a replace and a delete like the first."""
+        try:
+            reopen = request.getfixturevalue("reopen_lexical_index")
+        except NotImplementedError:
+            contract_skip(
+                request.node, "no `reopen_lexical_index` hook", flags=("reopen_lexical_index",), hook=True
+            )
+        payloads = [p for p in datasets.INJECTION_PAYLOADS if len(p.encode()) <= 512]
+        docs = [
+            doc("plain", "walrus", "h-plain", summary="tusks and flippers"),
+            doc("keeper", "narwhal", "h-keeper", aliases=("unicorn",), summary="charges through ice"),
+            *(doc(p, f"holder {i}", f"h-{i}", summary="quokka") for i, p in enumerate(payloads)),
+        ]
+        self.write(lexical_index, scope, docs)
+        self.write(lexical_index, scope, [doc("keeper", "beluga", "h-replaced", summary="white whale")])
+        deleted = ["plain", payloads[0]]
+        lexical_index.delete(scope, deleted)
+        lexical_index.flush()
+        expected = {d.entity_id: d.content_hash for d in docs if d.entity_id not in deleted}
+        expected["keeper"] = "h-replaced"
+        assert lexical_index.hashes(scope) == expected
+        lexical_index.close()
+        again = reopen(lexical_index)
+        try:
+            assert again.hashes(scope) == expected, "the index opened again does not hold what it held"
+            assert self.checked_search(again, scope, "walrus tusks") == [], "a deleted document is back"
+            assert self.checked_search(again, scope, "narwhal unicorn") == [], "a replaced version is back"
+            hits = self.checked_search(again, scope, "beluga whale")
+            assert [(h.entity_id, h.content_hash) for h in hits] == [("keeper", "h-replaced")]
+            quokkas = set(ids(self.checked_search(again, scope, "quokka", k=MAX_K)))
+            assert quokkas == set(payloads) - set(deleted)
+            self.write(again, scope, [doc("late", "ocelot", "h-late", summary="spotted cat charging")])
+            self.write(again, scope, [doc("keeper", "orca", "h-orca", summary="black and white")])
+            again.delete(scope, [payloads[1]])
+            again.flush()
+            assert ids(self.checked_search(again, scope, "ocelot spotted")) == ["late"]
+            assert ids(self.checked_search(again, scope, "orca")) == ["keeper"]
+            assert self.checked_search(again, scope, "beluga") == []
+            assert payloads[1] not in again.hashes(scope)
+        finally:
+            again.close()
+
 
 class LexicalIndexCoreContract(
     LexicalPortTests,
@@ -820,6 +1024,7 @@ class LexicalIndexCoreContract(
     LexicalEmptyQueryTests,
     LexicalVisibilityTests,
     LexicalBoundaryTests,
+    LexicalDurabilityTests,
 ):
     """Everything every lexical adapter must pass. Subclass it and override `lexical_index`."""
 

@@ -8,7 +8,8 @@ What the contract promises (contract 1.0.0):
 - **Writes.** `upsert(scope, records)` inserts or replaces the vector and content hash of each
   `(scope, entity_id)` (a new content hash with the same vector is stored too, since 1.5.0);
   `delete(scope, ids)` removes them. Both are idempotent; deleting an id the scope does not hold is
-  a no-op. Equal ids in two scopes (tenant, namespace or graph id) are two points.
+  a no-op, and so is an empty batch (since 1.5.0). A batch naming an id several times stores one point, its
+  last record (since 1.5.0). Equal ids in two scopes (tenant, namespace or graph id) are two points.
 - **Validation.** A non-finite (NaN, ±inf), all-zero or wrong-dimension vector raises
   `graphctx.errors.InvalidVector`, in `upsert` and in `search`. A rejected upsert writes nothing,
   not even the valid records of the same call.
@@ -16,13 +17,18 @@ What the contract promises (contract 1.0.0):
   nothing is promised before it (the suite calls `flush()` before every read).
 - **search(scope, vector, k)** returns points of exactly `scope`, each carrying the tenant,
   namespace, graph id and content hash stored with it. At most `clamp(k, 1, 100)` hits, exactly that
-  many when the scope holds that many points. `score` is the cosine similarity of the query and the
-  stored vector (scale-invariant, in [-1, 1], compared with a tolerance of 1e-4 for float32
-  rounding). *Ordered*: score descending, then `entity_id` ascending for equal scores, also across
-  the k-th position. The same search on the same data returns the same hits in the same order.
+  many when the scope holds that many points (deleted ones do not count, since 1.5.0). `score` is
+  the cosine similarity of the query and the stored vector (scale-invariant, in [-1, 1], compared
+  with a tolerance of 1e-4 for float32 rounding). *Ordered*: score descending, then `entity_id`
+  ascending for equal scores, also across the k-th position, however many points share its score
+  (since 1.5.0: more than any page an engine returns at once). The same search on the same data
+  returns the same hits in the same order.
 - **Exact search** (capability `exact_search`): top-k under a tenant filter equals brute force —
   no filtered-HNSW recall loss on a 10% slice.
 - **hashes(scope)** is exactly `{entity_id: content_hash}` of the points in `scope`.
+- **Durability** (capability `durable`): after `close()`, the index opened again on the same store
+  holds exactly what it held -- replaced vectors, deletes and ids of any characters included
+  (since 1.5.0; needs the `vector_index_for_model` hook, called with the index's own model id).
 
 Usage (copy into your adapter's tests)::
 
@@ -70,6 +76,9 @@ LARGE_SCOPE = 2_100
 """Points in the large scope: more than any page (1,000) a backend may scroll hashes in."""
 TIES = 150
 """Equal-scoring points: more than MAX_K plus any over-fetch an adapter may add."""
+PAGE_TIES = 2_100
+"""Equal-scoring points past any page (1,000) an engine returns at once: an adapter that stops
+fetching at a page keeps the engine's tied points, not the smallest ids."""
 
 INVALID_KINDS = ("nan", "inf", "-inf", "zero", "longer", "shorter", "empty")
 
@@ -149,8 +158,9 @@ class VectorIndexHarness(ContractBase):
             def vector_index_for_model(self, tmp_path):
                 return lambda model_id: MyVectorIndex(tmp_path / "vectors", model_id, dimension=32)
 
-        The test closes what it opens. Without it the model-separation test skips, naming the hook
-        (`graphctx certify` always provides it)."""
+        Called with the index's own model id, it opens the same index again (the durability test
+        closes `vector_index` first). The test closes what it opens. Without it the model-separation
+        and durability tests skip, naming the hook (`graphctx certify` always provides it)."""
         raise NotImplementedError("no `vector_index_for_model` hook")
 
     @pytest.fixture
@@ -346,6 +356,41 @@ class VectorUpsertTests(VectorIndexHarness):
         hits = self.checked_search(loaded, scope, memory_records[0].vector, k=MAX_K)
         assert {h.entity_id: h.content_hash for h in hits} == {r.entity_id: r.content_hash for r in renewed}
 
+    def test_upsert_batch_repeating_an_id_keeps_the_last(
+        self, vector_index: VectorIndex, scope: Scope
+    ) -> None:
+        """A batch naming an id three times stores one point: its last record (vector and hash), as
+        the batch's writes applied in order would leave it -- not the first (a de-duplication keeping
+        first occurrences, such as numpy's `unique`), not several. Since 1.5.0."""
+        first, middle, last, other = random_vectors(4, vector_index.dimension, seed=14)
+        batch = [
+            record("a", first, "h-first"),
+            record("b", other, "h-b"),
+            record("a", middle, "h-middle"),
+            record("a", last, "h-last"),
+        ]
+        self.write(vector_index, scope, batch)
+        assert vector_index.hashes(scope) == {"a": "h-last", "b": "h-b"}, "not the batch's last record"
+        hits = self.checked_search(vector_index, scope, last, k=MAX_K)
+        assert [(h.entity_id, h.content_hash) for h in hits] == [("a", "h-last"), ("b", "h-b")]
+        assert hits[0].score == pytest.approx(1.0, abs=COSINE_TOL)
+        a = next(h for h in self.checked_search(vector_index, scope, first, k=MAX_K) if h.entity_id == "a")
+        assert a.score == pytest.approx(cosine(first, last), abs=COSINE_TOL), "a's vector is not the last one"
+
+    def test_upsert_of_an_empty_batch_is_a_no_op(
+        self, loaded: VectorIndex, scope: Scope, memory_records: list[VectorRecord]
+    ) -> None:
+        """`upsert(scope, [])` writes nothing and raises nothing (an empty batch is not an invalid
+        vector: a validation of `np.array([])`'s shape refuses it), in a scope holding points and in
+        one holding none. Since 1.5.0."""
+        empty = Scope(scope.tenant_id + "-empty", scope.namespace)
+        for target in (scope, empty):
+            loaded.upsert(target, [])
+        loaded.flush()
+        assert loaded.hashes(scope) == {r.entity_id: r.content_hash for r in memory_records}
+        assert loaded.hashes(empty) == {}
+        assert self.checked_search(loaded, empty, memory_records[0].vector) == []
+
 
 class VectorDeleteTests(VectorIndexHarness):
     """delete: named ids leave search and hashes; nothing else changes. Since 1.0.0.
@@ -382,6 +427,24 @@ class VectorDeleteTests(VectorIndexHarness):
         loaded.delete(scope, ["svc-inv", "svc-inv"])
         loaded.flush()
         assert set(loaded.hashes(scope)) == {r.entity_id for r in memory_records} - {"svc-inv"}
+
+    def test_search_after_deletes_still_returns_k(self, vector_index: VectorIndex, scope: Scope) -> None:
+        """150 points, then the 60 nearest a query deleted: the query's top k (10, 60, 100) is the
+        brute-force top k of the 90 left, k of them (all 90 for k = 100) -- deleted points are not
+        dropped from an answer already cut at k (a tombstone filtered after the engine's top k).
+        Since 1.5.0."""
+        dim = vector_index.dimension
+        points = {f"p-{i:03d}": v for i, v in enumerate(random_vectors(150, dim, seed=81))}
+        query = random_vectors(1, dim, seed=82)[0]
+        self.write(vector_index, scope, [record(i, v, f"h-{i}") for i, v in points.items()])
+        nearest = sorted(points, key=lambda p: -cosine(query, points[p]))[:60]
+        vector_index.delete(scope, nearest)
+        vector_index.flush()
+        left = {p: v for p, v in points.items() if p not in nearest}
+        for k in (10, 60, MAX_K):
+            hits = self.checked_search(vector_index, scope, query, k=k)
+            self.assert_matches_brute_force(hits, left, query, k)
+        assert set(vector_index.hashes(scope)) == set(left)
 
 
 class VectorHashesTests(VectorIndexHarness):
@@ -715,6 +778,20 @@ class VectorBoundaryTests(VectorIndexHarness):
         assert ids(hits) == [f"t{i:03d}" for i in range(TIES)][:k]
         assert max(h.score for h in hits) - min(h.score for h in hits) <= COSINE_TOL
 
+    @pytest.mark.parametrize("k", [10, 100])
+    def test_search_ties_past_any_fetch_page(self, vector_index: VectorIndex, scope: Scope, k: int) -> None:
+        """2,100 identical points, written in a shuffled order (more than any page of 1,000 an engine
+        returns at once): a query in their direction still returns the k smallest ids -- an adapter
+        that stops widening its fetch at a page keeps the engine's tied points instead. Since 1.5.0."""
+        base = random_vectors(1, vector_index.dimension, seed=44)[0]
+        order = [(i * 37) % PAGE_TIES for i in range(PAGE_TIES)]
+        tied = [record(f"t{i:04d}", base, f"h{i}") for i in order]
+        for start in range(0, PAGE_TIES, 700):
+            vector_index.upsert(scope, tied[start : start + 700])
+        vector_index.flush()
+        hits = self.checked_search(vector_index, scope, base, k=k)
+        assert ids(hits) == [f"t{i:04d}" for i in range(k)], "not the k smallest ids of the tie"
+
     def test_search_filters_by_scope_before_the_cut(
         self, vector_index: VectorIndex, request: pytest.FixtureRequest
     ) -> None:
@@ -797,6 +874,54 @@ class VectorModelTests(VectorIndexHarness):
                 again.close()
 
 
+class VectorDurabilityTests(VectorIndexHarness):
+    """close() then open again: the index holds exactly what it held. Needs `durable` and the
+    `vector_index_for_model` hook (called with the index's own model id). Since 1.5.0.
+
+    Troubleshooting: every delete must reach the store, not only an in-memory tombstone set; ids must
+    be stored as given (a newline, a quote or 1 KiB in an id must not break a line-based file).
+    """
+
+    @requires("durable")
+    def test_close_then_reopen_keeps_every_write(
+        self, vector_index: VectorIndex, scope: Scope, request: pytest.FixtureRequest
+    ) -> None:
+        """Points with ids of any characters, one replaced, two deleted, then close and open the same
+        model again: the same hashes, the replaced point found by its new vector, the deleted ones
+        by nothing."""
+        try:
+            open_model = request.getfixturevalue("vector_index_for_model")
+        except NotImplementedError:
+            contract_skip(
+                request.node, "no `vector_index_for_model` hook", flags=("vector_index_for_model",), hook=True
+            )
+        dim = vector_index.dimension
+        names = ["plain", *(p for p in datasets.INJECTION_PAYLOADS if len(p.encode()) <= 512)]
+        vectors = dict(zip(names, random_vectors(len(names), dim, seed=91), strict=True))
+        self.write(vector_index, scope, [record(n, v, f"h-{i}") for i, (n, v) in enumerate(vectors.items())])
+        fresh = random_vectors(1, dim, seed=92)[0]
+        replaced, deleted = names[1], [names[0], names[2]]
+        self.write(vector_index, scope, [record(replaced, fresh, "h-replaced")])
+        vector_index.delete(scope, deleted)
+        vector_index.flush()
+        expected = {n: f"h-{i}" for i, n in enumerate(names) if n not in deleted} | {replaced: "h-replaced"}
+        assert vector_index.hashes(scope) == expected
+        model_id = vector_index.model_id
+        vector_index.close()
+        again = open_model(model_id)
+        try:
+            assert again.hashes(scope) == expected, "the index opened again does not hold what it held"
+            top = self.checked_search(again, scope, fresh, k=1)
+            assert [(h.entity_id, h.content_hash) for h in top] == [(replaced, "h-replaced")]
+            assert top[0].score == pytest.approx(1.0, abs=COSINE_TOL)
+            for gone in deleted:
+                found = ids(self.checked_search(again, scope, vectors[gone], k=MAX_K))
+                assert gone not in found, f"deleted {gone!r} is back after a reopen"
+                assert len(found) == len(expected)
+        finally:
+            again.close()
+
+
 # ---- aggregates ---------------------------------------------------------------------------------
 
 
@@ -812,6 +937,7 @@ class VectorIndexCoreContract(
     VectorVisibilityTests,
     VectorBoundaryTests,
     VectorModelTests,
+    VectorDurabilityTests,
 ):
     """Everything every vector adapter must pass. Subclass it and override `vector_index`."""
 

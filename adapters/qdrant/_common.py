@@ -27,7 +27,6 @@ KEYWORD_INDEXES = {"tenant_id": True, "namespace": False, "graph_id": False, "en
 MAX_K = 100
 MAX_DIMENSION = 65_536  # Qdrant's own limit
 TIE_PAD = 8
-MAX_FETCH = 1_000
 PAGE = 1_000
 WRITE_BATCH = 256
 
@@ -106,13 +105,15 @@ def to_hit(payload: Payload | None, score: float) -> VectorHit:
 
 def top_k(fetch: Callable[[int], list[VectorHit]], k: int) -> list[VectorHit]:
     """Top k by (score desc, entity_id). The engine breaks ties by its own id order, so while a tie
-    may straddle the cut we fetch more, until the cut falls strictly above the last score fetched."""
+    may straddle the cut we fetch more, until the cut falls strictly above the last score fetched or
+    the scope has nothing more: however many points share the k-th score (a fetch capped at a page
+    kept the engine's tied points, not the smallest ids)."""
     limit = k + TIE_PAD
     while True:
         hits = sorted(fetch(limit), key=lambda h: (-h.score, h.entity_id))
-        if len(hits) < limit or limit >= MAX_FETCH or hits[k - 1].score > hits[-1].score:
+        if len(hits) < limit or hits[k - 1].score > hits[-1].score:
             return hits[:k]
-        limit = min(limit * 4, MAX_FETCH)
+        limit *= 4
 
 
 def batched(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:

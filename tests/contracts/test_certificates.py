@@ -18,7 +18,7 @@ from certify_run import REPO, Certified, certify
 EXPLAINED_SKIPS = {
     "sqlite": set(),
     "tantivy": set(),
-    "tantivy-in-ram": set(),
+    "tantivy-in-ram": {"durable"},
     "qdrant-edge": set(),
     "qdrant-local": {"small_shards_only"},
     "dictgraph": {"durable"},

@@ -398,7 +398,11 @@ def test_each_harness_declares_its_hooks() -> None:
 
     assert contract_hooks(GraphStoreContract) == {"graph_store", "reopen_graph_store"}
     assert contract_hooks(GraphCongruenceContract) == {"graph_store", "reopen_graph_store"}
-    assert contract_hooks(LexicalIndexContract) == {"lexical_index", "assert_same_hits"}
+    assert contract_hooks(LexicalIndexContract) == {
+        "lexical_index",
+        "assert_same_hits",
+        "reopen_lexical_index",
+    }
     assert contract_hooks(VectorIndexContract) == {
         "vector_index",
         "assert_same_hits",

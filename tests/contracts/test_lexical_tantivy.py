@@ -3,7 +3,7 @@ in-RAM variant, are certified by `graphctx certify` in test_certificates.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -18,3 +18,7 @@ class TestTantivyOnDisk(LexicalIndexContract):
         index = TantivyLexicalIndex(tmp_path / "lexical")
         yield index
         index.close()
+
+    @pytest.fixture
+    def reopen_lexical_index(self, tmp_path: Path) -> Callable[[TantivyLexicalIndex], TantivyLexicalIndex]:
+        return lambda index: TantivyLexicalIndex(tmp_path / "lexical")

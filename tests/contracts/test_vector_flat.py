@@ -4,7 +4,7 @@ through a read-only handle on the same directory)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -25,6 +25,10 @@ class TestFlat(VectorIndexContract):
         index = FlatVectorIndex(tmp_path / "vectors", MODEL_ID, DIMENSION)
         yield index
         index.close()
+
+    @pytest.fixture
+    def vector_index_for_model(self, tmp_path: Path) -> Callable[[str], FlatVectorIndex]:
+        return lambda model_id: FlatVectorIndex(tmp_path / "vectors", model_id, DIMENSION)
 
 
 class WriterAndReader:

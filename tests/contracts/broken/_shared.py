@@ -72,6 +72,27 @@ class TestControlTantivy(InRamTantivy, LexicalIndexContract):
     """The lexical contract on the unbroken in-RAM tantivy index."""
 
 
+class InDirTantivy:
+    """`lexical_index`: a fresh `index_class` in a directory of `tmp_path`, and the
+    `reopen_lexical_index` hook that opens it again: for defects that only show across a reopen."""
+
+    index_class: ClassVar[type[TantivyLexicalIndex]] = TantivyLexicalIndex
+
+    @pytest.fixture
+    def lexical_index(self, tmp_path: Path) -> Iterator[TantivyLexicalIndex]:
+        index = self.index_class(tmp_path / "lexical")
+        yield index
+        index.close()
+
+    @pytest.fixture
+    def reopen_lexical_index(self, tmp_path: Path) -> Callable[[Any], TantivyLexicalIndex]:
+        return lambda index: self.index_class(tmp_path / "lexical")
+
+
+class TestControlTantivyOnDisk(InDirTantivy, LexicalIndexContract):
+    """The lexical contract on the unbroken tantivy index in a directory, with the reopen hook."""
+
+
 class OnDiskSqlite:
     """`graph_store` on a file in `tmp_path`, and the `reopen_graph_store` hook that opens it again:
     for defects that only show across a reopen."""
