@@ -24,9 +24,15 @@ def checked_vector(vector: Sequence[float] | NDArray[np.floating], dimension: in
         raise InvalidVector(f"vector has shape {arr.shape}, expected ({dimension},)")
     if not np.all(np.isfinite(arr)):
         raise InvalidVector("vector has non-finite values (NaN or infinity)")
-    norm = float(np.linalg.norm(arr))
-    if norm == 0.0 or not np.isfinite(norm):
+    with np.errstate(over="ignore", under="ignore"):
+        norm = float(np.linalg.norm(arr))
+    if not np.any(arr):
         raise InvalidVector("vector is all zero")
+    if norm == 0.0 or not np.isfinite(norm):  # finite entries whose float32 squares over- or underflow
+        raise InvalidVector(
+            f"vector's length is out of float32 range (largest entry {float(np.max(np.abs(arr))):.3g}): "
+            "scale it before sending it"
+        )
     return (arr / norm).astype(np.float32)
 
 

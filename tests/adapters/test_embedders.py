@@ -572,3 +572,13 @@ def test_minilm_onnx_without_its_packages_names_the_extra(monkeypatch) -> None:
     )
     with pytest.raises(ConfigError, match=r"graphctx\[minilm-onnx\]"):
         MiniLMOnnxEmbedder()
+
+
+def test_a_vector_too_large_or_small_to_normalise_is_refused_for_that_not_as_all_zero() -> None:
+    from graphctx.vectors import checked_vector
+
+    for entry in (1e20, 1e-25):
+        with pytest.raises(InvalidVector, match="out of float32 range") as caught:
+            checked_vector(np.full(8, entry), 8)
+        assert "all zero" not in str(caught.value)
+    assert checked_vector(np.full(8, 0.5), 8) == pytest.approx(np.full(8, 8**-0.5))
