@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -75,6 +76,9 @@ def pytest_junit(args: list[str], cwd: Path) -> dict[str, dict[str, str]]:
 
 def defects(workers: str) -> tuple[list[tuple[str, str, int, int]], int]:
     files = sorted(p.name for p in BROKEN.glob("broken_*.py"))
+    names = [m for f in files for m in re.findall(r"^class (TestBroken\w+)", (BROKEN / f).read_text(), re.M)]
+    if twice := sorted({n for n in names if names.count(n) > 1}):  # the junit report keys runs by class
+        raise SystemExit(f"broken adapter classes named twice (rename one): {', '.join(twice)}")
     run = pytest_junit([*files, "-k", "TestBroken", "-n", workers], BROKEN)
     rows = []
     for cls, tests in sorted(run.items()):

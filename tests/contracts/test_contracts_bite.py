@@ -773,7 +773,7 @@ CASES += [
     ),
     _new(
         "broken_vector_deletes_filtered_after_cut.py",
-        "TestBrokenDeletesFilteredAfterCut",
+        "TestBrokenVectorDeletesFilteredAfterCut",
         DELETES,
         ("test_search_after_deletes_still_returns_k",),
         must_pass=("test_delete_removes_from_search_and_hashes", "test_delete_never_crosses_scopes"),
@@ -794,7 +794,7 @@ CASES += [
     ),
     _new(
         "broken_lexical_deletes_filtered_after_cut.py",
-        "TestBrokenDeletesFilteredAfterCut",
+        "TestBrokenLexicalDeletesFilteredAfterCut",
         DELETES,
         ("test_search_after_deletes_still_returns_k",),
         must_pass=("test_delete_removes_from_search_and_hashes", "test_delete_never_crosses_scopes"),

@@ -37,7 +37,7 @@ class DeletesFilteredAfterCut(TantivyLexicalIndex):
         return {e: h for e, h in super().hashes(scope).items() if (scope, e) not in self._tombstones()}
 
 
-class TestBrokenDeletesFilteredAfterCut(InRamTantivy, LexicalIndexContract):
+class TestBrokenLexicalDeletesFilteredAfterCut(InRamTantivy, LexicalIndexContract):
     index_class = DeletesFilteredAfterCut
 
 

@@ -40,7 +40,7 @@ class DeletesFilteredAfterCut(EdgeVectorIndex):
         return {e: h for e, h in super().hashes(scope).items() if (scope, e) not in self._tombstones()}
 
 
-class TestBrokenDeletesFilteredAfterCut(InDirQdrantEdge, VectorIndexContract):
+class TestBrokenVectorDeletesFilteredAfterCut(InDirQdrantEdge, VectorIndexContract):
     index_class = DeletesFilteredAfterCut
 
 
