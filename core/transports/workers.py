@@ -1,11 +1,12 @@
 """`graphctx serve --workers N`: one writer process and N reader processes on one data directory.
 
 The parent process is the writer: it opens the stores for writing (it holds the data directory's
-writer lock and completes what a crash left), binds the listening socket and starts N reader
-processes that share it (the kernel hands each connection to one of them). A reader opens every
-store read-only and serves every operation; a write (`remember`, `forget`, `reconcile`) it forwards
-to the writer over a private Unix socket, authenticated by a key made for this run, and answers with
-the writer's reply, errors included, so every transport (HTTP and MCP) behaves as in one process.
+writer lock and completes what a crash left), holds the port and starts N reader processes that
+listen on it (on Linux each on its own SO_REUSEPORT socket, so the kernel spreads connections over
+them; elsewhere on one shared socket). A reader opens every store read-only and serves every
+operation; a write (`remember`, `forget`, `reconcile`) it forwards to the writer over a private Unix
+socket, authenticated by a key made for this run, and answers with the writer's reply, errors
+included, so every transport (HTTP and MCP) behaves as in one process.
 
 Staleness is zero for acknowledged writes: the writer answers only after the graph and both indexes
 hold the write, and a reader catches up with each store before every read (a new SQLite read
@@ -25,6 +26,7 @@ import secrets
 import shutil
 import signal
 import socket
+import sys
 import tempfile
 import threading
 import time
@@ -223,22 +225,40 @@ class ForwardingService(ContextService):
 # -- processes ----------------------------------------------------------------------------------
 
 
-def bind(host: str, port: int) -> socket.socket:
+REUSE_PORT = sys.platform.startswith("linux") and hasattr(socket, "SO_REUSEPORT")
+"""On Linux each reader listens on a socket of its own, bound to the port with SO_REUSEPORT, and the
+kernel spreads new connections over them. With one listening socket shared by the readers, whichever
+reader woke first took the connections: 8 keep-alive connections all went to one of two readers in 3
+of 4 trials, and the other reader sat idle for as long as they lived. Elsewhere (SO_REUSEPORT does not
+balance on BSD or macOS) the readers share one socket."""
+
+
+def bind(host: str, port: int, *, listen: bool = True, reuse_port: bool = False) -> socket.socket:
+    """A TCP socket bound to (host, port), listening unless `listen` is False (the writer holds the
+    port that way while each reader listens on its own SO_REUSEPORT socket)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # proto named explicitly: asyncio turns Nagle off (TCP_NODELAY) only on connections accepted from
     # a socket whose proto is IPPROTO_TCP; with proto 0 every response stalled about 40 ms on
     # delayed ACKs (one keep-alive client: ~21 req/s instead of ~200 on a trivial endpoint)
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(2048)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if reuse_port:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind((host, port))
+        if listen:
+            sock.listen(2048)
+    except BaseException:
+        sock.close()
+        raise
     sock.set_inheritable(True)
     return sock
 
 
 def _reader(
     settings: Settings,
-    sock: socket.socket,
+    sock: socket.socket | None,
+    port: int,
     address: str,
     authkey: bytes,
     log_level: str,
@@ -246,13 +266,16 @@ def _reader(
     access: LocalAccess | None = None,
 ) -> None:
     """One reader process: read-only stores, writes forwarded, HTTP and MCP served on the shared
-    socket until SIGTERM (uvicorn then finishes the requests in flight)."""
+    socket (or its own SO_REUSEPORT socket on the port when `sock` is None) until SIGTERM (uvicorn then
+    finishes the requests in flight)."""
     import uvicorn
 
     from graphctx import registry
     from graphctx.transports import server
 
     _end_with_the_writer(writer)
+    if sock is None:
+        sock = bind(settings.http_host, port, reuse_port=True)
     service = ForwardingService(open_stores(settings, mode="read"), settings, WriterLink(address, authkey))
     keys: KeyStore = registry.factory("keys", settings.key_store_backend)(settings)
     try:
@@ -327,15 +350,26 @@ def serve_workers(
                 announce(warning)
             endpoint = WriterEndpoint(service, private)
             endpoint.start()
-            sock = bind(settings.http_host, settings.http_port)
+            # with REUSE_PORT this socket only holds the port (a reader that restarts binds it again)
+            sock = bind(settings.http_host, settings.http_port, listen=not REUSE_PORT, reuse_port=REUSE_PORT)
             port = sock.getsockname()[1]
+            shared = None if REUSE_PORT else sock
             spawn = multiprocessing.get_context("spawn")
             access = LocalAccess.new(settings.data_dir, os.environ)
 
             def start() -> multiprocessing.process.BaseProcess:
                 proc = spawn.Process(
                     target=_reader,
-                    args=(settings, sock, endpoint.address, endpoint.authkey, log_level, os.getpid(), access),
+                    args=(
+                        settings,
+                        shared,
+                        port,
+                        endpoint.address,
+                        endpoint.authkey,
+                        log_level,
+                        os.getpid(),
+                        access,
+                    ),
                     name="graphctx-reader",
                     daemon=False,
                 )

@@ -3,9 +3,11 @@ writer; every acknowledged write is visible to the next read, whichever process 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -82,6 +84,35 @@ def test_connections_accepted_on_the_shared_socket_send_without_nagle_delays() -
         return value
 
     assert asyncio.run(nodelay()) != 0
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="SO_REUSEPORT balances only on Linux")
+def test_readers_listening_with_reuse_port_share_the_connections() -> None:
+    """Each reader listens on its own SO_REUSEPORT socket (workers.REUSE_PORT): the kernel spreads
+    connections over them. With one shared socket, 8 keep-alive connections went to one of two
+    readers in 3 of 4 trials, so the other sat idle."""
+    from graphctx.transports.workers import REUSE_PORT, bind
+
+    assert REUSE_PORT
+    with bind("127.0.0.1", 0, listen=False, reuse_port=True) as holder:  # the writer holds the port
+        port = holder.getsockname()[1]
+        readers = [bind("127.0.0.1", port, reuse_port=True) for _ in range(2)]
+        clients = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(32)]
+        try:
+            accepted = []
+            for sock in readers:
+                sock.setblocking(False)
+                count = 0
+                with contextlib.suppress(BlockingIOError):
+                    while True:
+                        sock.accept()[0].close()
+                        count += 1
+                accepted.append(count)
+            assert sum(accepted) == 32
+            assert min(accepted) > 0  # all 32 on one socket: probability 2 ** -31
+        finally:
+            for s in (*clients, *readers):
+                s.close()
 
 
 def test_a_reader_forwards_writes_and_reads_them_back(
