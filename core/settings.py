@@ -115,13 +115,15 @@ class Settings(BaseSettings):
     group_commit_max: int = Field(
         default=64, ge=1, le=1000, description="Most `remember` calls committed as one batch."
     )
-    read_concurrency: int = Field(
-        default=0,
+    read_concurrency: int | None = Field(
+        default=None,
         ge=0,
         le=256,
         description="Read operations of one process running at once; more wait their turn in order, "
-        "within their deadline (0: no limit). Reads are CPU-bound Python: a few at once keep the cores "
-        "busy, more only lengthen every write's waits for the interpreter lock.",
+        "within their deadline (0: no limit). Unset: 1 when every store computes in this process (the "
+        "embedded default: reads are CPU-bound Python under one interpreter lock, so running several "
+        "at once only adds lock hand-offs; `serve --workers` adds processes), else no limit (a read of "
+        "a server backend mostly waits on the network).",
     )
     index_flush_ms: float = Field(
         default=0.0,

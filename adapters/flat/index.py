@@ -183,7 +183,7 @@ class FlatVectorIndex:
 
     @property
     def capabilities(self) -> Capabilities:
-        return Capabilities(durable=True, concurrent_readers=True, exact_search=True)
+        return Capabilities(durable=True, concurrent_readers=True, exact_search=True, in_process=True)
 
     # -- shards --------------------------------------------------------------------------------
 

@@ -93,6 +93,7 @@ class ClientVectorIndex(ScopedQdrantIndex):
                 durable=opts.get("location") != ":memory:",
                 concurrent_readers=not self._local,
                 exact_search=True,
+                in_process=self._local,
                 # local mode filters in a Python loop and Qdrant documents it for up to 20,000 points:
                 # a test stand-in, which the contract's 50,000-point shard test leaves out
                 extra={"small_shards_only": True} if self._local else {},

@@ -62,7 +62,7 @@ class EdgeVectorIndex(ScopedQdrantIndex):
         super().__init__(
             model_id,
             dimension,
-            Capabilities(durable=True, concurrent_readers=False, exact_search=True),
+            Capabilities(durable=True, concurrent_readers=False, exact_search=True, in_process=True),
         )
         self.path = Path(path) / f"{safe_name(model_id)}-{dimension}"
         self.read_only = read_only

@@ -99,7 +99,9 @@ class SqliteGraphStore(TemplateDispatch):
     @property
     def capabilities(self) -> Capabilities:
         on_disk = self.path != MEMORY
-        return Capabilities(templates=self.supported_templates(), durable=on_disk, concurrent_readers=on_disk)
+        return Capabilities(
+            templates=self.supported_templates(), durable=on_disk, concurrent_readers=on_disk, in_process=True
+        )
 
     def ensure_schema(self) -> None:
         """Create what is missing (read-only: check the version only)."""

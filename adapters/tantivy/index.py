@@ -129,6 +129,7 @@ class TantivyLexicalIndex:
             durable=self._path is not None,
             concurrent_readers=True,
             exact_search=True,
+            in_process=True,
             extra={"identifier_analysis": True, "exact_identifier_field": True, "stemming": True},
         )
 

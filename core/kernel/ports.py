@@ -37,6 +37,10 @@ class Capabilities:
     """Other processes may read while this one writes."""
     exact_search: bool = True
     """Scoped vector search is exact (no filtered-HNSW recall loss)."""
+    in_process: bool = False
+    """Reads compute in this process (an embedded store) rather than wait on a server: they hold the
+    interpreter, so when every store says so the service runs one read at a time per process
+    (`Settings.read_concurrency`). False, the default, claims nothing and leaves reads unlimited."""
     extra: Mapping[str, bool] = field(default_factory=dict)
     """Adapter-specific flags, documented by the adapter."""
 

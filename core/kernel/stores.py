@@ -25,6 +25,12 @@ class Stores:
     def mode(self) -> Mode:
         return self.data_dir.mode if self.data_dir is not None else "write"
 
+    @property
+    def in_process(self) -> bool:
+        """Every store's reads compute in this process (Capabilities.in_process)."""
+        stores = (self.graph, self.lexical, self.vector)
+        return all(s.capabilities.in_process for s in stores if s is not None)
+
     def close(self) -> None:
         try:
             for store in (self.vector, self.lexical, self.graph, self.journal):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from pathlib import Path
@@ -9,9 +10,13 @@ from pathlib import Path
 from graphctx import deadlines
 from graphctx.errors import DeadlineExceeded
 from graphctx.gate import FairGate
+from graphctx.kernel.ports import Capabilities
+from graphctx.kernel.stores import open_stores
 from graphctx.scope import Scope
 from graphctx.service import ContextService
 from tests.conftest import make_settings
+
+SCOPE = Scope("gate", "default")
 
 
 def _wait_for(predicate, what: str) -> None:  # type: ignore[no-untyped-def]
@@ -86,3 +91,42 @@ def test_a_read_waits_for_a_slot_within_its_deadline(tmp_path: Path) -> None:
         finally:
             gate.release()
             gate.release()
+
+
+class _Remote:
+    """A store that claims nothing about where its reads compute (Capabilities.in_process False)."""
+
+    def __init__(self, store: object) -> None:
+        self._store = store
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._store, name)
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return dataclasses.replace(self._store.capabilities, in_process=False)  # type: ignore[attr-defined]
+
+
+def test_unset_read_concurrency_is_one_slot_on_embedded_stores_and_unlimited_otherwise(
+    tmp_path: Path,
+) -> None:
+    settings = make_settings(tmp_path / "data")
+    assert settings.read_concurrency is None
+    stores = open_stores(settings)
+    try:
+        assert stores.in_process
+        with ContextService(stores, settings, owns_stores=False) as svc:
+            assert svc.read_slots == 1
+        remote = dataclasses.replace(stores, graph=_Remote(stores.graph))  # type: ignore[arg-type]
+        assert not remote.in_process
+        with ContextService(remote, settings, owns_stores=False) as svc:
+            assert svc.read_slots == 0
+            svc.remember(SCOPE, [{"id": "a", "type": "note", "name": "alpha", "summary": "gatemark"}])
+            assert svc.recall(SCOPE, "gatemark")["items"]  # no gate, still served
+        for asked in (0, 3):
+            with ContextService(
+                stores, settings.model_copy(update={"read_concurrency": asked}), owns_stores=False
+            ) as svc:
+                assert svc.read_slots == asked  # a set value wins either way
+    finally:
+        stores.close()
