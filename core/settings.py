@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Literal, Self
 
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic.fields import FieldInfo
@@ -157,6 +157,12 @@ class Settings(BaseSettings):
 
     http_host: str = Field(default="127.0.0.1", description="Address `graphctx serve` listens on.")
     http_port: int = Field(default=8765, ge=0, le=65535, description="Port `graphctx serve` listens on.")
+    http_loop: Literal["auto", "uvloop", "asyncio"] = Field(
+        default="auto",
+        description="Event loop of `graphctx serve`: uvloop (a dependency where it builds: not on "
+        "Windows), asyncio's own, or auto (uvloop when installed). The connection limits are tested "
+        "on both.",
+    )
     http_max_body_bytes: int = Field(
         default=5 * 1024 * 1024,
         ge=1024,

@@ -27,7 +27,7 @@ import contextlib
 import socket
 import struct
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -103,9 +103,9 @@ class GuardedH11Protocol(H11Protocol):
     # -- the connection's life ------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self._real = transport
-        super().connection_made(_LingeringTransport(transport, self))  # type: ignore[arg-type]
+        # a stream transport: asyncio's, or uvloop's TCPTransport (not an asyncio.Transport subclass)
+        self._real = cast(asyncio.Transport, transport)
+        super().connection_made(_LingeringTransport(self._real, self))  # type: ignore[arg-type]
         if len(self.connections) > self.limits.max_connections and not self.idle.evict(self):
             self.app = _busy(self.limits)  # every connection is busy: answer 503, then close
         self.idle.put(self, _SILENT)

@@ -55,6 +55,7 @@ def uvicorn_config(app: FastAPI, settings: Settings, *, log_level: str = "info")
         port=settings.http_port,
         http=protocol_class(connection_limits(settings)),
         ws="none",
+        loop=settings.http_loop,
         lifespan="on",
         log_level=log_level,
         proxy_headers=False,

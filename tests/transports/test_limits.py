@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import select
 import socket
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -44,6 +45,15 @@ INITIALIZE = {
 }
 MCP_ACCEPT = {"Accept": "application/json, text/event-stream"}
 RECALL = json.dumps({"query": "checkout-api"}).encode()
+LOOPS = ["asyncio"] if sys.platform == "win32" else ["asyncio", "uvloop"]  # uvloop: no Windows builds
+
+
+@pytest.fixture(autouse=True, params=LOOPS)
+def http_loop(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test here on each event loop `graphctx serve` may run on (Settings.http_loop): the
+    limits live in the protocol, which sees asyncio's transports or uvloop's."""
+    monkeypatch.setenv("GRAPHCTX_HTTP_LOOP", request.param)
+    return str(request.param)
 
 
 @dataclass
@@ -92,6 +102,13 @@ def served(stores: Stores, **limits: Any) -> Iterator[Served]:
     settings = make_settings(stores.data_dir, **limits)
     with LiveServer(build_app(stores.service, stores.keys, settings), settings) as server:
         yield Served(server.port, server.url, stores.tokens, server)
+
+
+def test_the_server_runs_on_the_event_loop_settings_name(stores: Stores, http_loop: str) -> None:
+    with served(stores) as srv:
+        assert srv.recall().status_code == 200
+        listening = srv.server.server.servers[0]
+        assert type(listening).__module__.split(".")[0] == http_loop
 
 
 def assert_served(s: Served, who: str = "a") -> None:
