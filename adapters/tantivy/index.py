@@ -79,6 +79,8 @@ class TantivyLexicalIndex:
         """Per key, the document (None: deleted) written since the last flush, newest last."""
         self._olock = threading.Lock()  # the overlay and _pending; never held across a disk commit
         self._flush_lock = threading.Lock()
+        self._seen_meta: bytes | None = None
+        """meta.json as it was just before the last reload of a read-only index (see _before_read)."""
         try:
             if path is None:
                 self._index = Index(self._schema)
@@ -291,7 +293,21 @@ class TantivyLexicalIndex:
     def _before_read(self) -> None:
         self._check_open()
         if self.read_only and self._path is not None and self._copy is None:
-            self._index.reload()  # another process's commits
+            self._catch_up(self._path)
+
+    def _catch_up(self, path: Path) -> None:
+        """Reload to another process's last commit, when there is one since the last reload. Every
+        commit replaces meta.json (its opstamp grows), so equal bytes mean no commit since; the
+        bytes are read before the reload, so the searcher is never older than what they say. A
+        reload on every read cost 0.09 ms and left a cold searcher (a 10,000-entity search 0.88 ms
+        instead of 0.65); reading meta.json costs 0.01 ms."""
+        try:
+            meta = (path / "meta.json").read_bytes()
+        except OSError:
+            meta = None  # being replaced, or gone: reload and let tantivy say
+        if meta is None or meta != self._seen_meta:
+            self._index.reload()
+            self._seen_meta = meta
 
     def _live_writer(self) -> IndexWriter:
         self._check_open()

@@ -485,3 +485,23 @@ def test_a_key_written_again_during_a_flush_stays_pending(tmp_path: Path) -> Non
 def test_an_index_in_ram_does_not_defer() -> None:
     with TantivyLexicalIndex(None) as ix:
         assert ix.defer_durability() is False
+
+
+def test_a_read_only_index_sees_each_commit_of_another_writer_and_stays_put_between_them(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "lex"
+    with TantivyLexicalIndex(path) as writer:
+        writer.upsert(T1, [doc("e0", "first", "h0")])
+        with TantivyLexicalIndex(path, read_only=True) as reader:
+            assert reader.hashes(T1) == {"e0": "h0"}
+            for i in range(1, 6):
+                writer.upsert(T1, [doc(f"e{i}", f"item {i}", f"h{i}")])
+                assert ids(reader.search(T1, f"item {i}", 1)) == [f"e{i}"]
+                assert len(reader.hashes(T1)) == i + 1
+                # no commit between two reads: the same answer again
+                assert ids(reader.search(T1, f"item {i}", 1)) == [f"e{i}"]
+            writer.upsert(T1, [doc("e3", "item 3", "changed")])
+            writer.delete(T1, ["e1"])
+            assert reader.hashes(T1) == {"e0": "h0", "e2": "h2", "e3": "changed", "e4": "h4", "e5": "h5"}
+            assert "e1" not in ids(reader.search(T1, "item 1", 10))
