@@ -5,6 +5,7 @@ ContextService. The scope of every request comes from the API key's principal (t
 from __future__ import annotations
 
 import asyncio
+import functools
 import hmac
 import inspect
 import ipaddress
@@ -49,6 +50,7 @@ from graphctx.transports.admission import (
     refusal,
 )
 from graphctx.transports.local import LocalAccess
+from graphctx.transports.reads import ReadQueue
 
 log = logging.getLogger("graphctx.http")
 
@@ -336,13 +338,23 @@ def _requires_body(model: type[BaseModel]) -> bool:
     return any(field.is_required() for field in model.model_fields.values())
 
 
-def _endpoint(service: ContextService, op: api.Operation) -> Callable[..., Response]:
-    """A plain `def` (FastAPI runs it in its threadpool, so the event loop never blocks) whose
+def _endpoint(service: ContextService, op: api.Operation, reads: ReadQueue | None) -> Callable[..., Any]:
+    """The operation in a worker thread, so the event loop never blocks: a read through `reads` when
+    the service limits its reads, anything else as a plain `def` (FastAPI's threadpool). Its
     signature carries the operation's request model, so FastAPI validates and documents it."""
 
-    def run(body: BaseModel | None, principal: Principal) -> Response:
+    def answer(body: BaseModel | None, principal: Principal) -> Response:
         payload = {} if body is None else body.model_dump(exclude_unset=True)
         return CanonicalJSON(api.execute(service, principal, op.name, payload))
+
+    run: Callable[..., Any] = answer
+    if reads is not None and not op.mutating:
+        queue = reads
+
+        async def queued(body: BaseModel | None, principal: Principal) -> Response:
+            return await queue.run(functools.partial(answer, body, principal))
+
+        run = queued
 
     required = _requires_body(op.request)
     body_param = inspect.Parameter(
@@ -447,6 +459,7 @@ def create_app(
     )
     _install_error_handlers(app)
     app.add_middleware(_Guard, keys=keys, settings=settings, access=local_access)
+    reads = ReadQueue(service.read_slots, service.settings.deadline_s) if service.read_slots > 0 else None
     if local_access is not None:
         app.add_api_route(
             f"{local.PREFIX}/{{operation}}",
@@ -458,7 +471,7 @@ def create_app(
     for op in api.OPERATIONS.values():
         app.add_api_route(
             f"{API_PREFIX}/{op.name}",
-            _endpoint(service, op),
+            _endpoint(service, op, reads),
             methods=["POST"],
             name=op.name,
             operation_id=op.name,
