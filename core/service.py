@@ -100,7 +100,7 @@ def resolve_read_slots(settings: Settings, stores: Stores) -> int:
     """Reads one process runs at once (0: no limit): `settings.read_concurrency`, or when unset 1 if
     every store computes in this process, else no limit. Measured with `serve --workers 2` on the demo
     memory (8 keep-alive clients, 2 cores): 1 slot 573 req/s at 3.3 ms of server CPU a request, no
-    limit 493 at 3.7 (one worker alone: 256 vs 167 req/s, 4.2 vs 7.4 ms); docs/results.md."""
+    limit 493 at 3.7 (one worker alone: 256 vs 167 req/s, 4.2 vs 7.4 ms); docs/operations.md."""
     if settings.read_concurrency is not None:
         return settings.read_concurrency
     return 1 if stores.in_process else 0
