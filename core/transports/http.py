@@ -50,7 +50,7 @@ from graphctx.transports.admission import (
     refusal,
 )
 from graphctx.transports.local import LocalAccess
-from graphctx.transports.reads import ReadQueue
+from graphctx.transports.reads import Offload
 
 log = logging.getLogger("graphctx.http")
 
@@ -304,11 +304,12 @@ def local_answer(service: ContextService, access: LocalAccess, operation: str, r
     return api.answer(service, shared_scope(graph) if graph else scope, operation, request)
 
 
-def _local_endpoint(service: ContextService, access: LocalAccess) -> Callable[..., Any]:
+def _local_endpoint(service: ContextService, access: LocalAccess, offload: Offload) -> Callable[..., Any]:
     async def run(request: Request, operation: str) -> Response:
         raw = await request.body()  # read whole, within its bound, by the guard
+        call = functools.partial(local_answer, service, access, operation, raw)
         try:
-            env = await run_in_threadpool(local_answer, service, access, operation, raw)
+            env = await offload.run(operation, call)
         except GraphctxError as exc:  # the local operator sees the whole story, as in the CLI
             return CanonicalJSON({"error": exc.to_dict(full=True)}, api.http_status(exc))
         return CanonicalJSON(env)
@@ -338,23 +339,16 @@ def _requires_body(model: type[BaseModel]) -> bool:
     return any(field.is_required() for field in model.model_fields.values())
 
 
-def _endpoint(service: ContextService, op: api.Operation, reads: ReadQueue | None) -> Callable[..., Any]:
-    """The operation in a worker thread, so the event loop never blocks: a read through `reads` when
-    the service limits its reads, anything else as a plain `def` (FastAPI's threadpool). Its
-    signature carries the operation's request model, so FastAPI validates and documents it."""
+def _endpoint(service: ContextService, op: api.Operation, offload: Offload) -> Callable[..., Any]:
+    """The operation, run off the event loop by `offload`, behind a signature that carries its
+    request model, so FastAPI validates and documents it."""
 
     def answer(body: BaseModel | None, principal: Principal) -> Response:
         payload = {} if body is None else body.model_dump(exclude_unset=True)
         return CanonicalJSON(api.execute(service, principal, op.name, payload))
 
-    run: Callable[..., Any] = answer
-    if reads is not None and not op.mutating:
-        queue = reads
-
-        async def queued(body: BaseModel | None, principal: Principal) -> Response:
-            return await queue.run(functools.partial(answer, body, principal))
-
-        run = queued
+    async def run(body: BaseModel | None, principal: Principal) -> Response:
+        return await offload.run(op.name, functools.partial(answer, body, principal))
 
     required = _requires_body(op.request)
     body_param = inspect.Parameter(
@@ -459,11 +453,11 @@ def create_app(
     )
     _install_error_handlers(app)
     app.add_middleware(_Guard, keys=keys, settings=settings, access=local_access)
-    reads = ReadQueue(service.read_slots, service.settings.deadline_s) if service.read_slots > 0 else None
+    offload = Offload(service)
     if local_access is not None:
         app.add_api_route(
             f"{local.PREFIX}/{{operation}}",
-            _local_endpoint(service, local_access),
+            _local_endpoint(service, local_access, offload),
             methods=["POST"],
             include_in_schema=False,
         )
@@ -471,7 +465,7 @@ def create_app(
     for op in api.OPERATIONS.values():
         app.add_api_route(
             f"{API_PREFIX}/{op.name}",
-            _endpoint(service, op, reads),
+            _endpoint(service, op, offload),
             methods=["POST"],
             name=op.name,
             operation_id=op.name,

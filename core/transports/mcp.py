@@ -43,7 +43,7 @@ from graphctx.model import PREDICATES, SINGLE_VALUED
 from graphctx.service import DEFAULT_EXPLAIN_TOKENS, ContextService
 from graphctx.settings import Settings
 from graphctx.transports.admission import Admission, Slots, presented_key, refusal
-from graphctx.transports.reads import ReadQueue
+from graphctx.transports.reads import Offload
 
 log = logging.getLogger("graphctx.mcp")
 
@@ -243,7 +243,7 @@ def build_mcp(
         output_schemas = service.settings.mcp_output_schemas
     catalogue = tools(output_schemas=output_schemas)
     schemas = {tool.name: tool.input_schema for tool in catalogue}
-    reads = ReadQueue(service.read_slots, service.settings.deadline_s) if service.read_slots > 0 else None
+    offload = Offload(service)
 
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -255,12 +255,8 @@ def build_mcp(
     ) -> types.CallToolResult:
         headers = getattr(ctx.request, "headers", None)  # a starlette Request over HTTP, else None
         call = functools.partial(_call, service, authenticate, headers, params.name, params.arguments)
-        op = api.OPERATIONS.get(params.name)
         try:
-            if reads is not None and op is not None and not op.mutating:
-                data = await reads.run(call)  # waits for a read slot here, not in a thread
-            else:
-                data = await anyio.to_thread.run_sync(call)
+            data = await offload.run(params.name, call)
         except GraphctxError as exc:
             if exc.internal:  # the caller sees the public form; the log keeps the whole story
                 log.warning(
