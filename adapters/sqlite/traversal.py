@@ -20,9 +20,9 @@ from .entities import get_by_ids, ids_in_scope
 
 # ?4 frontier ids, ?5/?6 edge allowlist (count, list), ?7 as_of, ?8 edges kept per frontier node.
 # The window keeps the first ?8 edges of each frontier node in catalogue order and counts the rest.
-_HOP_OUT = """
+_OUT_STEPS = """
 SELECT * FROM (
-  SELECT f.*, f.subject_id AS near, f.object_id AS far,
+  SELECT {columns}, f.subject_id AS near, f.object_id AS far,
          ROW_NUMBER() OVER (PARTITION BY f.subject_id ORDER BY f.predicate, f.object_id, f.id) AS rn,
          COUNT(*) OVER (PARTITION BY f.subject_id) AS total
   FROM facts AS f INDEXED BY facts_out
@@ -34,9 +34,9 @@ SELECT * FROM (
     AND (f.valid_from IS NULL OR f.valid_from <= ?7) AND (f.valid_to IS NULL OR f.valid_to > ?7)
 ) WHERE rn <= ?8
 """
-_HOP_IN = """
+_IN_STEPS = """
 SELECT * FROM (
-  SELECT f.*, f.object_id AS near, f.subject_id AS far,
+  SELECT {columns}, f.object_id AS near, f.subject_id AS far,
          ROW_NUMBER() OVER (PARTITION BY f.object_id ORDER BY f.subject_id, f.predicate, f.id) AS rn,
          COUNT(*) OVER (PARTITION BY f.object_id) AS total
   FROM facts AS f INDEXED BY facts_in
@@ -47,6 +47,15 @@ SELECT * FROM (
     AND (?5 = 0 OR f.predicate IN (SELECT value FROM json_each(?6)))
     AND (f.valid_from IS NULL OR f.valid_from <= ?7) AND (f.valid_to IS NULL OR f.valid_to > ?7)
 ) WHERE rn <= ?8
+"""
+_HOP_OUT, _HOP_IN = _OUT_STEPS.format(columns="f.*"), _IN_STEPS.format(columns="f.*")
+_HOPS = {"out": (_HOP_OUT,), "in": (_HOP_IN,), "both": (_HOP_OUT, _HOP_IN)}
+# The last hop of a full walk reads the id and ends of every step, whole rows only for those it keeps.
+_THIN_OUT, _THIN_IN = _OUT_STEPS.format(columns="f.id"), _IN_STEPS.format(columns="f.id")
+_THIN_HOPS = {"out": (_THIN_OUT,), "in": (_THIN_IN,), "both": (_THIN_OUT, _THIN_IN)}
+_FACTS_BY_ID = """
+SELECT f.* FROM json_each(?4) AS j
+CROSS JOIN facts AS f ON f.tenant_id = ?1 AND f.namespace = ?2 AND f.graph_id = ?3 AND f.id = j.value
 """
 _UNLIMITED = 2**62
 
@@ -69,9 +78,8 @@ def hop(
     built = {} if built is None else built
     steps: list[Step] = []
     cut = 0
-    queries = {"out": (_HOP_OUT,), "in": (_HOP_IN,), "both": (_HOP_OUT, _HOP_IN)}[direction]
     bound = (*key, json_list(frontier), len(edge_types), json_list(edge_types), as_of, per_node)
-    for sql in queries:
+    for sql in _HOPS[direction]:
         for row in conn.execute(sql, bound):
             if row["rn"] == 1:
                 cut += max(0, row["total"] - per_node)
@@ -81,6 +89,40 @@ def hop(
             steps.append(Step(row["near"], row["far"], fact))
     steps.sort(key=step_order)
     return Hop(steps, cut)
+
+
+def hop_keeping(
+    conn: sqlite3.Connection,
+    key: Key,
+    frontier: Sequence[str],
+    keep: graph_walk.Keep,
+    *,
+    direction: Direction,
+    edge_types: Sequence[str],
+    as_of: str,
+    per_node: int,
+    built: dict[str, Fact],
+) -> Hop:
+    """`hop` returning whole steps only to the far ends `keep` names (graph_walk.KeepingHopFn): the
+    same rows, read thin (id and ends); the kept facts are then read whole in the same transaction."""
+    rows: list[tuple[str, str, str]] = []
+    cut = 0
+    bound = (*key, json_list(frontier), len(edge_types), json_list(edge_types), as_of, per_node)
+    for sql in _THIN_HOPS[direction]:
+        for fact_id, near, far, rn, total in conn.execute(sql, bound).fetchall():
+            if rn == 1:
+                cut += max(0, total - per_node)
+            rows.append((fact_id, near, far))
+    kept_ends = keep({far for _, _, far in rows})
+    kept = [r for r in rows if r[2] in kept_ends]
+    outside = frozenset(i for i, _, far in rows if far not in kept_ends)
+    missing = list(dict.fromkeys(i for i, _, _ in kept if i not in built))
+    if missing:
+        for row in conn.execute(_FACTS_BY_ID, (*key, json_list(missing))):
+            built[row["id"]] = codec.fact(row)
+    steps = [Step(near, far, built[i]) for i, near, far in kept]
+    steps.sort(key=step_order)
+    return Hop(steps, cut, outside=outside)
 
 
 def neighbourhood(conn: sqlite3.Connection, key: Key, p: NeighbourhoodParams, now: str) -> Subgraph:
@@ -102,6 +144,17 @@ def neighbourhood(conn: sqlite3.Connection, key: Key, p: NeighbourhoodParams, no
             built=built,
         ),
         hydrate=lambda ids: get_by_ids(conn, key, ids),
+        keeping_hop=lambda frontier, keep: hop_keeping(
+            conn,
+            key,
+            frontier,
+            keep,
+            direction=p.direction,
+            edge_types=p.edge_types,
+            as_of=as_of,
+            per_node=p.per_direction_limit,
+            built=built,
+        ),
     )
 
 

@@ -25,10 +25,17 @@ class Hop(NamedTuple):
     steps: list[Step]  # sorted by step_order
     cut: int = 0  # edges the per-node cut left out
     found: Collection[str] | None = None  # the frontier ids that exist in the scope; None: all of them
+    outside: frozenset[str] = frozenset()  # KeepingHopFn: the facts of the steps it left out
 
 
 HopFn = Callable[[Sequence[str]], Hop]
 """Steps from the frontier along allowed, valid, non-literal facts to entities of the same scope."""
+Keep = Callable[[Collection[str]], Collection[str]]
+"""(the far ends a hop reached) -> those the walk keeps: the nodes it knows, the new ones it has room for."""
+KeepingHopFn = Callable[[Sequence[str], Keep], Hop]
+"""A HopFn told which far ends the walk keeps: it returns the steps to those and only the fact ids of
+the others (`outside`), so a store reads and decodes whole edges only where the walk keeps them
+(past a node limit, most of a second hop's). Optional: the walk uses the plain HopFn without one."""
 Hydrate = Callable[[Sequence[str]], Iterable[Entity]]
 """The entities of the scope among the ids; absent ids are absent."""
 
@@ -39,7 +46,13 @@ def step_order(s: Step) -> tuple[tuple[str, str, str, str], str]:
 
 
 def neighbourhood(
-    candidates: Sequence[str], *, depth: int, limit: int, hop: HopFn, hydrate: Hydrate
+    candidates: Sequence[str],
+    *,
+    depth: int,
+    limit: int,
+    hop: HopFn,
+    hydrate: Hydrate,
+    keeping_hop: KeepingHopFn | None = None,
 ) -> Subgraph:
     """BFS to `depth` hops. `limit` caps the nodes beyond the roots (roots do not count); at each hop
     the new nodes with the smallest ids are kept. `omitted` counts the steps (an edge followed from
@@ -54,7 +67,11 @@ def neighbourhood(
     for d in range(1, depth + 1):
         if not frontier:
             break
-        h = hop(frontier)
+        if d > 1 and keeping_hop is not None:  # the first hop also finds the roots: a plain one
+            h = keeping_hop(frontier, _keeper(depth_of, limit - (len(depth_of) - len(roots))))
+            dropped.update(h.outside)
+        else:
+            h = hop(frontier)
         if d == 1:
             roots = sorted(frontier if h.found is None else h.found)
             depth_of = dict.fromkeys(roots, 0)
@@ -83,6 +100,16 @@ def neighbourhood(
         truncated=omitted > 0,
         omitted=omitted,
     )
+
+
+def _keeper(depth_of: dict[str, int], room: int) -> Keep:
+    """What `neighbourhood` keeps of a hop: the known nodes and the `room` smallest new ids."""
+
+    def keep(reached: Collection[str]) -> Collection[str]:
+        new = sorted({far for far in reached if far not in depth_of})
+        return depth_of.keys() | new[: max(0, room)]
+
+    return keep
 
 
 def shortest_path(source: str, target: str, *, max_depth: int, hop: HopFn, hydrate: Hydrate) -> PathResult:
