@@ -127,34 +127,21 @@ def hop_keeping(
 
 def neighbourhood(conn: sqlite3.Connection, key: Key, p: NeighbourhoodParams, now: str) -> Subgraph:
     """BFS to `depth` hops (graph_walk.neighbourhood), from the roots that exist in the scope."""
-    as_of = ts(p.as_of) or now
     built: dict[str, Fact] = {}
+    rules = {
+        "direction": p.direction,
+        "edge_types": p.edge_types,
+        "as_of": ts(p.as_of) or now,
+        "per_node": p.per_direction_limit,
+        "built": built,
+    }
     return graph_walk.neighbourhood(
         ids_in_scope(conn, key, p.roots),  # every root the first hop gets exists
         depth=p.depth,
         limit=p.limit,
-        hop=lambda frontier: hop(
-            conn,
-            key,
-            frontier,
-            direction=p.direction,
-            edge_types=p.edge_types,
-            as_of=as_of,
-            per_node=p.per_direction_limit,
-            built=built,
-        ),
+        hop=lambda frontier: hop(conn, key, frontier, **rules),  # type: ignore[arg-type]
         hydrate=lambda ids: get_by_ids(conn, key, ids),
-        keeping_hop=lambda frontier, keep: hop_keeping(
-            conn,
-            key,
-            frontier,
-            keep,
-            direction=p.direction,
-            edge_types=p.edge_types,
-            as_of=as_of,
-            per_node=p.per_direction_limit,
-            built=built,
-        ),
+        keeping_hop=lambda frontier, keep: hop_keeping(conn, key, frontier, keep, **rules),  # type: ignore[arg-type]
     )
 
 
