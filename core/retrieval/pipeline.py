@@ -194,7 +194,7 @@ class Retriever:
         envelope["follow_up"] = self._follow_up(envelope, legs, query, first)
         if not budget.fits():  # a long name or query (or escaped characters) outgrew the reserved room
             envelope["follow_up"] = self._follow_up(envelope, legs, None, None)
-        budget.require_fit("the envelope")
+            budget.require_fit("the envelope")  # measured again only when the follow-up changed
         watch.lap("budget", t)
         return budget.finish(watch.total())
 
