@@ -50,7 +50,8 @@ SELECT * FROM (
 """
 _HOP_OUT, _HOP_IN = _OUT_STEPS.format(columns="f.*"), _IN_STEPS.format(columns="f.*")
 _HOPS = {"out": (_HOP_OUT,), "in": (_HOP_IN,), "both": (_HOP_OUT, _HOP_IN)}
-# The last hop of a full walk reads the id and ends of every step, whole rows only for those it keeps.
+# A keeping hop (every hop after the first) reads the id and ends of every step; whole rows come after,
+# only for the steps the walk keeps.
 _THIN_OUT, _THIN_IN = _OUT_STEPS.format(columns="f.id"), _IN_STEPS.format(columns="f.id")
 _THIN_HOPS = {"out": (_THIN_OUT,), "in": (_THIN_IN,), "both": (_THIN_OUT, _THIN_IN)}
 _FACTS_BY_ID = """
