@@ -25,6 +25,13 @@ _SELECT_MANY = """
 SELECT f.* FROM json_each(?4) AS j
 CROSS JOIN facts AS f ON f.tenant_id = ?1 AND f.namespace = ?2 AND f.graph_id = ?3 AND f.id = j.value
 """
+
+
+def by_ids(conn: sqlite3.Connection, key: Key, ids: Sequence[str]) -> dict[str, Fact]:
+    """The stored facts among the ids, by id, in one query (absent ids are absent)."""
+    return {row["id"]: codec.fact(row) for row in conn.execute(_SELECT_MANY, (*key, json_list(ids)))}
+
+
 _REPLACE = """
 INSERT OR REPLACE INTO facts (
     tenant_id, namespace, graph_id, id, subject_id, predicate, object_id, value, source, confidence,

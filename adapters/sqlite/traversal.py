@@ -14,7 +14,7 @@ from graphctx.kernel.templates import Direction, NeighbourhoodParams, PathResult
 from graphctx.kernel.walk import Hop, Step, step_order
 from graphctx.model import Fact
 
-from . import codec
+from . import codec, facts
 from .db import Key, json_list, ts
 from .entities import get_by_ids, ids_in_scope
 
@@ -54,10 +54,6 @@ _HOPS = {"out": (_HOP_OUT,), "in": (_HOP_IN,), "both": (_HOP_OUT, _HOP_IN)}
 # only for the steps the walk keeps.
 _THIN_OUT, _THIN_IN = _OUT_STEPS.format(columns="f.id"), _IN_STEPS.format(columns="f.id")
 _THIN_HOPS = {"out": (_THIN_OUT,), "in": (_THIN_IN,), "both": (_THIN_OUT, _THIN_IN)}
-_FACTS_BY_ID = """
-SELECT f.* FROM json_each(?4) AS j
-CROSS JOIN facts AS f ON f.tenant_id = ?1 AND f.namespace = ?2 AND f.graph_id = ?3 AND f.id = j.value
-"""
 _UNLIMITED = 2**62
 
 
@@ -119,8 +115,7 @@ def hop_keeping(
     outside = frozenset(i for i, _, far in rows if far not in kept_ends)
     missing = list(dict.fromkeys(i for i, _, _ in kept if i not in built))
     if missing:
-        for row in conn.execute(_FACTS_BY_ID, (*key, json_list(missing))):
-            built[row["id"]] = codec.fact(row)
+        built.update(facts.by_ids(conn, key, missing))
     steps = [Step(near, far, built[i]) for i, near, far in kept]
     steps.sort(key=step_order)
     return Hop(steps, cut, outside=outside)

@@ -69,9 +69,9 @@ def neighbourhood(
             break
         if d > 1 and keeping_hop is not None:  # the first hop also finds the roots: a plain one
             h = keeping_hop(frontier, _keeper(depth_of, limit - (len(depth_of) - len(roots))))
-            dropped.update(h.outside)
         else:
             h = hop(frontier)
+        dropped.update(h.outside)  # empty from a plain hop
         if d == 1:
             roots = sorted(frontier if h.found is None else h.found)
             depth_of = dict.fromkeys(roots, 0)
