@@ -112,8 +112,8 @@ def side_by_side(args: argparse.Namespace, tree: Path, tmp: Path, what: str) -> 
         lines.append(f"| {name} | {wall:.1f} | {cpu_s} | {noop:.1f} | {load:.1f} | {ratio} |")
     lines.append("")
     lines.append(
-        "process CPU is this process's only (parse workers are child processes and not counted, "
-        "nor is graphify's); "
+        "process CPU is this process's only (the parse workers and, from OFFLOAD_FILES files on, the "
+        "lexical index's writer are child processes and not counted, nor is graphify's); "
         "one run each on a shared 2-core machine: read the ratio, not the seconds."
     )
     lines.append("")

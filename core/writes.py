@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -21,9 +22,17 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from graphctx.durability import DeferredFlush
-from graphctx.errors import GraphctxError, InputError, InvalidVector, NotFound, ScopeError, WriteIncomplete
+from graphctx.errors import (
+    BackendError,
+    GraphctxError,
+    InputError,
+    InvalidVector,
+    NotFound,
+    ScopeError,
+    WriteIncomplete,
+)
 from graphctx.indexing import embedding_text, lexical_doc
-from graphctx.kernel.ports import PendingWrite, RebuildingIndex, VectorRecord
+from graphctx.kernel.ports import LexicalIndex, OffloadsWrites, PendingWrite, RebuildingIndex, VectorRecord
 from graphctx.kernel.reads import batches, stored_hashes
 from graphctx.kernel.stores import Stores
 from graphctx.kernel.templates import (
@@ -212,6 +221,60 @@ class _VectorWrites:
             self.pool.shutdown(wait=True, cancel_futures=True)
 
 
+class _LexicalWrites:
+    """Lexical writes in the order they come: made in line, or (`background`) on one thread, so the
+    caller goes on with its next graph work while the index writes and commits (in a process of its
+    own when it offers one, OffloadsWrites; tantivy's commit waits outside the GIL). The calls, their
+    order and their commits are those of writing in line, so the index and its BM25 statistics are
+    too. After a failure nothing queued is written and every later call raises it."""
+
+    IN_FLIGHT = 2  # calls queued or running at most: about two graph reads' documents in memory
+
+    def __init__(self, lexical: LexicalIndex, *, background: bool) -> None:
+        self.lexical = lexical
+        self.pool = ThreadPoolExecutor(1, thread_name_prefix="graphctx-lexical") if background else None
+        self.tasks: deque[Future[None]] = deque()
+        self.error: GraphctxError | None = None
+
+    def upsert(self, scope: Scope, entities: list[Entity]) -> None:
+        self._run(lambda: self.lexical.upsert(scope, [lexical_doc(e) for e in entities]))
+
+    def delete(self, scope: Scope, ids: list[str]) -> None:
+        self._run(lambda: self.lexical.delete(scope, ids))
+
+    def _run(self, call: Callable[[], None]) -> None:
+        if self.pool is None:
+            call()
+            return
+        while len(self.tasks) >= self.IN_FLIGHT:
+            self.tasks.popleft().result()
+        if self.error is not None:
+            raise self.error
+        self.tasks.append(self.pool.submit(self._guarded, call))
+
+    def _guarded(self, call: Callable[[], None]) -> None:
+        if self.error is not None:  # an earlier call failed: nothing after it is written
+            return
+        try:
+            call()
+        except GraphctxError as exc:
+            self.error = exc
+        except BaseException:
+            self.error = BackendError("the lexical index write failed unexpectedly (see the log)")
+            log.exception("lexical index write failed")
+
+    def wait(self) -> None:
+        """Every queued call done; a failure raised."""
+        while self.tasks:
+            self.tasks.popleft().result()
+        if self.error is not None:
+            raise self.error
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+
+
 def _checked_or_none(row: Any, dimension: int) -> list[float] | None:
     try:
         return list(checked_vector(row, dimension).tolist())
@@ -254,6 +317,8 @@ class IndexSync:
         self.deferred: DeferredFlush | None = None
         """Set when the indexes defer durability: a write's journal entry is completed by its
         background flush, not when the write returns (core/durability.py)."""
+        self._pipe: _LexicalWrites | None = None  # inside `pipelined`
+        self._held: list[Sequence[int]] = []  # journal entries completed when the pipe drains
 
     def _done(self, seq: int) -> None:
         if self.deferred is not None:
@@ -419,23 +484,30 @@ class IndexSync:
     def _sync_then_complete(self, scope: Scope, ids: Sequence[str], seqs: Sequence[int]) -> SyncReport:
         """The graph has committed; if an index fails now the journal keeps the work for reconcile
         and the report says so (hydration already hides anything the indexes still hold)."""
+        pipe = self._pipe
+        lexical = pipe or _LexicalWrites(self.stores.lexical, background=False)
         try:
-            report = self.sync(scope, ids)
+            report = self._sync(scope, ids, True, lexical)
         except GraphctxError as exc:
             return _index_failed(exc)
-        self.stores.journal.complete(seqs)
+        if pipe is not None:
+            self._held.append(seqs)  # completed once the queued lexical writes are done
+        else:
+            self.stores.journal.complete(seqs)
         return report
 
     def sync(self, scope: Scope, ids: Sequence[str], *, durable: bool = True) -> SyncReport:
         """Make both indexes hold exactly what the graph holds for these ids (idempotent); durably
-        unless `durable` is False (then searchable here, flushed by `deferred`).
+        unless `durable` is False (then searchable here, flushed by `deferred`)."""
+        return self._sync(scope, ids, durable, _LexicalWrites(self.stores.lexical, background=False))
 
-        The graph is read BATCH ids at a time and the lexical index written (one commit) per read:
+    def _sync(self, scope: Scope, ids: Sequence[str], durable: bool, lexical: _LexicalWrites) -> SyncReport:
+        """The graph is read BATCH ids at a time and the lexical index written (one commit) per read:
         its BM25 statistics count a replaced document until a merge drops it, so the commit sequence
-        is kept as it was. Each read's entities are embedded in a background thread while the next
-        lexical write runs (the embedders' tokenizers and numpy release the GIL) and appended to the
-        vector index in order, VECTOR_BATCH at a time: its rows and their order are the same
-        whatever the batching."""
+        is kept as it was (queued, when `lexical` writes in the background: see `pipelined`). Each
+        read's entities are embedded in a background thread while the next lexical write runs (the
+        embedders' tokenizers and numpy release the GIL) and appended to the vector index in order,
+        VECTOR_BATCH at a time: its rows and their order are the same whatever the batching."""
         report = SyncReport()
         vectors = _VectorWrites(self, scope, report, background=len(ids) > BATCH)
         try:
@@ -448,9 +520,9 @@ class IndexSync:
                 gone = sorted(set(chunk) - {e.id for e in present})
                 if present:
                     vectors.add(present)
-                    self.stores.lexical.upsert(scope, [lexical_doc(e) for e in present])
+                    lexical.upsert(scope, present)
                 if gone:
-                    self.stores.lexical.delete(scope, gone)
+                    lexical.delete(scope, gone)
                     if self.stores.vector is not None:
                         vectors.write()  # in order: an id upserted in an earlier read, gone in this one
                         self.stores.vector.delete(scope, gone)
@@ -459,9 +531,43 @@ class IndexSync:
             vectors.write()
         finally:
             vectors.close()
-        if durable:
+        if durable and lexical is not self._pipe:
             self.flush()
+        elif durable and self.stores.vector is not None:
+            self.stores.vector.flush()  # queued lexical writes commit (and reload) as they are made
         return report
+
+    @contextmanager
+    def pipelined(self, *, offload: bool = True) -> Iterator[list[str]]:
+        """For a long run of entity writes (the code indexer): each call's lexical writes are queued
+        to a background thread (and made by the index's own process when it offers one,
+        OffloadsWrites, and `offload`: starting that process costs a fresh interpreter) while the
+        caller's next graph work runs. A call's journal entries complete
+        when every queued lexical write is done, at the end; a lexical failure is raised by the
+        calls after it (each reports it) and put in the yielded list at the end, and the entries
+        stay journaled (completed at the next open or write)."""
+        lexical = self.stores.lexical
+        elsewhere = (
+            lexical.writer_process()
+            if offload and isinstance(lexical, OffloadsWrites)
+            else nullcontext(False)
+        )
+        with elsewhere:
+            pipe = _LexicalWrites(lexical, background=True)
+            self._pipe, self._held = pipe, []
+            try:
+                errors: list[str] = []
+                yield errors
+                try:
+                    pipe.wait()
+                except GraphctxError as exc:
+                    errors.append(_index_failed(exc).index_error or exc.message)
+                else:
+                    for seqs in self._held:
+                        self.stores.journal.complete(seqs)
+            finally:
+                self._pipe, self._held = None, []
+                pipe.close()
 
     def _vector_rows(self, entities: Sequence[Entity]) -> tuple[list[VectorRecord], list[str]]:
         """The entities' records for the vector index, and the ids whose vector is refused."""

@@ -21,36 +21,31 @@ calls `rebuild_done()`. A crash in between leaves `rebuild.json`, so the next op
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from tantivy import DocAddress, Document, Index, IndexWriter, Query, Searcher
 
 from graphctx.adapters.tantivy.analysis import EN_ANALYSER, analysis_caches, english_analyser
 from graphctx.adapters.tantivy.query import WEIGHTS, Weights, scope_filter, search_query
-from graphctx.adapters.tantivy.schema import (
-    CONTENT_HASH,
-    ENTITY_ID,
-    KEY,
-    LAYOUT,
-    SCOPE_FIELDS,
-    build_schema,
-    doc_key,
-    to_document,
-)
+from graphctx.adapters.tantivy.schema import CONTENT_HASH, ENTITY_ID, KEY, LAYOUT, SCOPE_FIELDS, build_schema
+from graphctx.adapters.tantivy.writer import WRITER_HEAP, WriterProcess, commit, deletes, open_writer, upserts
 from graphctx.bounds import clamp
-from graphctx.errors import BackendError, BackendUnavailable, InputError, ReadOnly
+from graphctx.errors import BackendError, BackendUnavailable, GraphctxError, InputError, ReadOnly
 from graphctx.kernel.ports import CacheSizes, Capabilities, LexicalDoc, LexicalHit
 from graphctx.scope import Scope
 
+log = logging.getLogger(__name__)
 MAX_K = 100
 _TIE_PAD = 16  # fetched beyond k so a tie at the k-th score can be ordered by entity id
-_WRITER_HEAP = 64_000_000
 _OVERLAY_HEAP = 15_000_000  # tantivy's minimum per indexing thread
 LAYOUT_FILE = "graphctx-layout.json"
 REBUILD_FILE = "rebuild.json"
@@ -60,6 +55,7 @@ class TantivyLexicalIndex:
     """One index directory (or RAM when `path` is None) with one writer for the object's life."""
 
     name = "tantivy"
+    _commit = staticmethod(commit)
 
     def __init__(self, path: Path | None, weights: Weights = WEIGHTS, *, read_only: bool = False) -> None:
         """`read_only` takes no writer (and so no writer lock): another process may write the same
@@ -79,6 +75,7 @@ class TantivyLexicalIndex:
         """Per key, the document (None: deleted) written since the last flush, newest last."""
         self._olock = threading.Lock()  # the overlay and _pending; never held across a disk commit
         self._flush_lock = threading.Lock()
+        self._child: WriterProcess | None = None
         self._seen_meta: bytes | None = None
         """meta.json as it was just before the last reload of a read-only index (see _before_read)."""
         try:
@@ -93,9 +90,7 @@ class TantivyLexicalIndex:
                 _write_json(path / LAYOUT_FILE, {"layout": LAYOUT})
             # custom analysers are not persisted: register before any writer or query needs one
             self._index.register_tokenizer(EN_ANALYSER, self._english)
-            self._writer: IndexWriter | None = (
-                None if read_only else self._index.writer(heap_size=_WRITER_HEAP, num_threads=1)
-            )
+            self._writer: IndexWriter | None = None if read_only else open_writer(self._index)
         except ValueError as exc:
             where = str(path) if path else "RAM"
             if "LockBusy" in str(exc):
@@ -138,16 +133,48 @@ class TantivyLexicalIndex:
     # writes ---------------------------------------------------------------------------------------
 
     def upsert(self, scope: Scope, docs: Sequence[LexicalDoc]) -> None:
-        latest = {doc.entity_id: doc for doc in docs}  # last one wins inside a batch
-        if latest:
-            # built one at a time while writing, so a 100k batch never holds 100k documents in memory
-            built = ((doc_key(scope, doc.entity_id), to_document(scope, doc)) for doc in latest.values())
-            self._write("upsert", built)
+        if docs:
+            self._write("upsert", scope, docs, upserts(scope, docs))
 
     def delete(self, scope: Scope, entity_ids: Sequence[str]) -> None:
-        keys = [(doc_key(scope, entity_id), None) for entity_id in dict.fromkeys(entity_ids)]
-        if keys:
-            self._write("delete", keys)
+        if entity_ids:
+            self._write("delete", scope, entity_ids, deletes(scope, entity_ids))
+
+    @contextmanager
+    def writer_process(self) -> Iterator[bool]:
+        """For a long run of writes: while inside, a child process holds the writer and makes each
+        upsert/delete (writer.py), which still returns once committed and searchable here. Yields
+        False (and writes here) for an index in RAM, read-only or deferring durability, or when the
+        child cannot start."""
+        with self._lock:
+            started = self._start_child()
+        try:
+            yield started
+        finally:
+            if started:
+                with self._lock:
+                    self._stop_child()
+
+    def _start_child(self) -> bool:
+        if self._path is None or self._overlay is not None or self._writer is None or not self._open:
+            return False
+        writer, self._writer = self._writer, None
+        writer.wait_merging_threads()  # consumes the writer and releases the directory lock
+        try:
+            self._child = WriterProcess(self._path)
+        except GraphctxError as exc:
+            log.warning("tantivy writes stay in this process: %s", exc.message)
+            self._writer = open_writer(self._index)
+            return False
+        return True
+
+    def _stop_child(self) -> None:
+        child, self._child = self._child, None
+        if child is not None:
+            child.close()
+        if self._open:
+            self._writer = open_writer(self._index)
+            self._index.reload()
 
     def defer_durability(self) -> bool:
         """Writes searchable at once through the overlay, durable at `flush()` (module docstring)."""
@@ -206,6 +233,9 @@ class TantivyLexicalIndex:
             writer, self._writer = self._writer, None
             if writer is not None:
                 writer.wait_merging_threads()  # consumes the writer and releases the directory lock
+            child, self._child = self._child, None
+            if child is not None:
+                child.close()
             if self._copy is not None:
                 shutil.rmtree(self._copy, ignore_errors=True)
                 self._copy = None
@@ -224,7 +254,7 @@ class TantivyLexicalIndex:
             name: {"entries": size, "max_entries": limit} for name, size, limit in analysis_caches()
         }
         if self._writer is not None:
-            out["tantivy_writer_heap"] = {"bytes": _WRITER_HEAP, "max_bytes": _WRITER_HEAP}
+            out["tantivy_writer_heap"] = {"bytes": WRITER_HEAP, "max_bytes": WRITER_HEAP}
         if self._overlay is not None:
             out["tantivy_overlay_heap"] = {"bytes": _OVERLAY_HEAP, "max_bytes": _OVERLAY_HEAP}
             out["tantivy_overlay_pending"] = {"entries": self.pending()}
@@ -315,9 +345,18 @@ class TantivyLexicalIndex:
             raise ReadOnly("the tantivy lexical index is open read-only")
         return self._writer
 
-    def _write(self, op: str, entries: Iterable[tuple[str, Document | None]]) -> None:
+    def _write(
+        self, op: str, scope: Scope, payload: Sequence[Any], entries: Iterable[tuple[str, Document | None]]
+    ) -> None:
         """Replace (or, with None, remove) each key's document; one commit for the whole call (in the
-        overlay when deferred)."""
+        overlay when deferred, by the child process inside `writer_process`)."""
+        if self._child is not None:
+            with self._lock:
+                self._check_open()
+                if self._child is not None:
+                    self._child.call(op, scope, payload)
+                    self._index.reload()
+                    return
         if self._overlay is not None:
             with self._olock:
                 self._check_open()
@@ -331,27 +370,6 @@ class TantivyLexicalIndex:
         with self._lock:
             self._commit(self._live_writer(), op, entries)
             self._index.reload()
-
-    @staticmethod
-    def _commit(
-        writer: IndexWriter,
-        op: str,
-        entries: Iterable[tuple[str, Document | None]],
-        written: dict[str, Document | None] | None = None,
-    ) -> None:
-        try:
-            for key, document in entries:
-                writer.delete_documents_by_term(KEY, key)
-                if document is not None:
-                    writer.add_document(document)
-                if written is not None:
-                    written[key] = document
-            writer.commit()
-        except Exception as exc:
-            writer.rollback()  # nothing of a failed call stays pending for the next commit
-            if isinstance(exc, ValueError | RuntimeError):
-                raise BackendError(f"tantivy {op} failed: {exc}") from exc
-            raise
 
 
 _GONE = object()

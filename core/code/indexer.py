@@ -53,6 +53,9 @@ from graphctx.writes import IndexSync
 
 ENTITY_BATCH = 1000  # entity.delete / entity.get take at most 1000 ids
 FACT_BATCH = 5000  # fact.upsert takes at most 5000 facts
+OFFLOAD_FILES = 100
+"""Files to parse from which the lexical index is written by its own process, when it offers one
+(IndexSync.pipelined): starting it costs about a third of a second, more than it saves below this."""
 ROOTS = 64  # fact.from_roots takes at most 64 roots ...
 FACTS_PER_READ = bounds.MAX_FACTS  # ... and returns at most 80 facts
 OUT_PREDICATES = (
@@ -301,7 +304,9 @@ class Indexer:
             full = report.layout_changed or not any(i.startswith(f"{front.lang}:") for i in stored)
             front.begin(changed, deleted, full)
         graphs = self._graphs(fronts, files, name, stored, changed)
-        held = self._apply(scope, report, name, fronts, graphs, stored, changed, deleted, shas)
+        with self.sync.pipelined(offload=len(changed) >= OFFLOAD_FILES) as index_errors:
+            held = self._apply(scope, report, name, fronts, graphs, stored, changed, deleted, shas)
+        _add_errors(report, index_errors)
         documents = sum(1 for g in graphs.values() if g.kind == "md")
         report.files_parsed = sum(f.parsed for f in fronts) + documents
         for front in fronts:
@@ -604,8 +609,7 @@ class Indexer:
         for chunk in batches(ids, ENTITY_BATCH):
             result, synced = self.sync.delete_entities(scope, list(chunk))
             report.entities_deleted += result.deleted
-            if synced.index_error:
-                report.index_errors.append(synced.index_error)
+            _add_errors(report, [synced.index_error] if synced.index_error else [])
             self._tick("deleting", len(chunk), len(ids))
 
     def _upsert(self, scope: Scope, report: IndexReport, entities: list[Entity]) -> None:
@@ -613,8 +617,7 @@ class Indexer:
         for chunk in batches(entities, FACT_BATCH):
             _, synced = self.sync.upsert_entities(scope, list(chunk))
             report.vector_skipped += len(synced.vector_skipped)
-            if synced.index_error:
-                report.index_errors.append(synced.index_error)
+            _add_errors(report, [synced.index_error] if synced.index_error else [])
             done += len(chunk)
             self._tick("writing symbols", done, len(entities))
 
@@ -625,3 +628,8 @@ class Indexer:
             report.facts_written += result.created + result.updated
             done += len(chunk)
             self._tick("writing edges", done, len(facts))
+
+
+def _add_errors(report: IndexReport, errors: Sequence[str]) -> None:
+    """A queued index failure is reported by every write after it: each message once."""
+    report.index_errors += [e for e in dict.fromkeys(errors) if e not in report.index_errors]

@@ -7,6 +7,7 @@ lexical index builds its own term queries from analysed tokens, the vector index
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, TypeVar, runtime_checkable
 
@@ -135,6 +136,16 @@ class RebuildingIndex(Protocol):
     def rebuild_scopes(self) -> list[Scope]: ...
 
     def rebuild_done(self) -> None: ...
+
+
+@runtime_checkable
+class OffloadsWrites(Protocol):
+    """Optional for a lexical index: for a long run of writes (a repository index) the writing may
+    move to a process of its own while inside `writer_process()` (it yields whether it did), so the
+    caller's process prepares the next batch meanwhile. Every upsert/delete keeps its contract: it
+    returns once durable and searchable here."""
+
+    def writer_process(self) -> AbstractContextManager[bool]: ...
 
 
 @runtime_checkable

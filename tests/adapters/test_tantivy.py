@@ -505,3 +505,93 @@ def test_a_read_only_index_sees_each_commit_of_another_writer_and_stays_put_betw
             writer.delete(T1, ["e1"])
             assert reader.hashes(T1) == {"e0": "h0", "e2": "h2", "e3": "changed", "e4": "h4", "e5": "h5"}
             assert "e1" not in ids(reader.search(T1, "item 1", 10))
+
+
+# a writer process for a long run of writes ------------------------------------------------------
+
+
+def _writes(ix: TantivyLexicalIndex) -> None:
+    """A run with replaced and deleted documents over several commits, in two scopes."""
+    for n in range(4):
+        ix.upsert(
+            T1, [doc(f"e{i}", f"parse item {i}", f"h{n}", summary=f"round {n} words") for i in range(30)]
+        )
+        ix.delete(T1, [f"e{n}"])
+    ix.upsert(T2, [doc("e1", "parse other", "x", summary="other tenant")])
+
+
+def test_writes_through_the_writer_process_give_the_index_written_here(tmp_path: Path) -> None:
+    with TantivyLexicalIndex(tmp_path / "here") as ix:
+        _writes(ix)
+        expected = {q: ix.search(T1, q, 50) for q in ("parse", "round 3", "item 7")}
+        expected_hashes = ix.hashes(T1), ix.hashes(T2)
+    with TantivyLexicalIndex(tmp_path / "child") as ix:
+        with ix.writer_process() as elsewhere:
+            assert elsewhere is True
+            ix.upsert(T1, [doc("e99", "early", "h")])
+            assert ids(ix.search(T1, "early", 5)) == ["e99"]  # searchable here once upsert returns
+            with TantivyLexicalIndex(tmp_path / "child", read_only=True) as reader:
+                assert reader.hashes(T1) == {"e99": "h"}  # and committed to disk
+            ix.delete(T1, ["e99"])
+            _writes(ix)
+            during = {q: ix.search(T1, q, 50) for q in expected}
+        after = {q: ix.search(T1, q, 50) for q in expected}
+        ix.upsert(T1, [doc("e98", "late write", "h")])  # the writer is back in this process
+        assert ids(ix.search(T1, "late", 5)) == ["e98"]
+    # same hits, same scores (the deleted e99 counts in neither's statistics: scores compare below)
+    for q, hits in expected.items():
+        assert [h.entity_id for h in during[q]] == [h.entity_id for h in hits], q
+        assert after[q] == during[q]
+    with TantivyLexicalIndex(tmp_path / "child", read_only=True) as reader:
+        got = reader.hashes(T1)
+        assert got.pop("e98") == "h" and (got, reader.hashes(T2)) == expected_hashes
+
+
+def test_the_writer_process_answers_with_the_scores_of_writing_here(tmp_path: Path) -> None:
+    with TantivyLexicalIndex(tmp_path / "here") as here, TantivyLexicalIndex(tmp_path / "child") as child:
+        _writes(here)
+        with child.writer_process():
+            _writes(child)
+        for q in ("parse", "round 3", "item 7", "other"):
+            for scope in (T1, T2):
+                assert child.search(scope, q, 50) == here.search(scope, q, 50), (q, scope)
+
+
+def test_the_writer_process_holds_the_lock_and_gives_it_back(tmp_path: Path) -> None:
+    path = tmp_path / "lex"
+    with TantivyLexicalIndex(path) as ix:
+        with ix.writer_process(), pytest.raises(BackendUnavailable, match="locked by another writer"):
+            TantivyLexicalIndex(path)
+        ix.upsert(T1, [doc("e1", "back here", "h")])
+        assert ids(ix.search(T1, "back", 5)) == ["e1"]
+    with TantivyLexicalIndex(path) as again:  # closed: the lock is free
+        assert again.hashes(T1) == {"e1": "h"}
+
+
+def test_a_writer_process_that_dies_fails_typed_and_the_index_writes_here_again(tmp_path: Path) -> None:
+    with TantivyLexicalIndex(tmp_path / "lex") as ix:
+        with ix.writer_process():
+            ix.upsert(T1, [doc("e1", "kept", "h")])
+            child = ix._child
+            assert child is not None
+            child._proc.kill()
+            child._proc.wait()
+            with pytest.raises(BackendUnavailable, match="writer process ended"):
+                ix.upsert(T1, [doc("e2", "lost", "h")])
+        assert ix.hashes(T1) == {"e1": "h"}  # what the child committed stays; nothing half-written
+        ix.upsert(T1, [doc("e2", "written here", "h")])
+        assert ix.hashes(T1) == {"e1": "h", "e2": "h"}
+
+
+def test_an_index_in_ram_read_only_or_deferring_writes_here(tmp_path: Path) -> None:
+    with TantivyLexicalIndex(None) as ram, ram.writer_process() as elsewhere:
+        assert elsewhere is False
+        ram.upsert(T1, [doc("e1", "in ram", "h")])
+        assert ids(ram.search(T1, "ram", 5)) == ["e1"]
+    path = tmp_path / "lex"
+    with TantivyLexicalIndex(path) as ix:
+        ix.defer_durability()
+        with ix.writer_process() as elsewhere:
+            assert elsewhere is False
+        with TantivyLexicalIndex(path, read_only=True) as reader, reader.writer_process() as elsewhere:
+            assert elsewhere is False

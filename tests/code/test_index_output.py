@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
+from graphctx.code import indexer
 from graphctx.errors import BackendError
 from graphctx.scope import Scope
 from graphctx.service import ContextService
@@ -115,6 +117,13 @@ def _fail_on(service: ContextService, name: str, nth: int, monkeypatch: pytest.M
     monkeypatch.setattr(graph, "run", failing_run)
 
 
+def _clean_snapshot(tmp_path: Path, root: Path) -> tuple:
+    """The graph a run that nothing interrupts writes for root."""
+    with ContextService.open(make_settings(tmp_path / "clean"), clock=fixed_clock) as clean:
+        clean.index_repository(SCOPE, root)
+        return graph_snapshot(clean, SCOPE)
+
+
 # entity.upsert's first call registers the repository, its second writes the symbols; the edges
 # follow in fact.upsert, before the files' own sha
 @pytest.mark.parametrize(("template", "nth"), [("entity.upsert", 2), ("fact.upsert", 1)])
@@ -122,9 +131,7 @@ def test_a_fresh_index_that_dies_part_way_is_completed_by_the_next_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, template: str, nth: int
 ):
     root = write_repo(tmp_path / "shop", TREE)
-    with ContextService.open(make_settings(tmp_path / "clean"), clock=fixed_clock) as clean:
-        clean.index_repository(SCOPE, root)
-        expected = graph_snapshot(clean, SCOPE)
+    expected = _clean_snapshot(tmp_path, root)
     settings = make_settings(tmp_path / "data")
     with ContextService.open(settings, clock=fixed_clock) as service, monkeypatch.context() as patch:
         _fail_on(service, template, nth, patch)
@@ -134,4 +141,58 @@ def test_a_fresh_index_that_dies_part_way_is_completed_by_the_next_run(
         service.index_repository(SCOPE, root)
         assert graph_snapshot(service, SCOPE) == expected
         assert_indexes_match_graph(service, SCOPE)
+        assert service.index_repository(SCOPE, root).entities_written == 0
+
+
+@pytest.mark.parametrize("lang", ["python", "go"])
+def test_a_lexical_index_written_by_its_own_process_is_the_same(
+    service: ContextService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lang: str
+):
+    """A large run writes the lexical index from a child process (OFFLOAD_FILES): same digests."""
+    monkeypatch.setattr(indexer, "OFFLOAD_FILES", 0)
+    offloaded: list[bool] = []
+    real = service.stores.lexical.writer_process
+
+    @contextmanager
+    def watched():
+        with real() as elsewhere:
+            offloaded.append(elsewhere)
+            yield elsewhere
+
+    monkeypatch.setattr(service.stores.lexical, "writer_process", watched)
+    root = write_repo(tmp_path / "shop", TREE) if lang == "python" else copy_goshop(tmp_path)
+    service.index_repository(SCOPE, root)
+    assert offloaded == [True]
+    assert _digest(service) == PINNED[lang]
+
+
+@pytest.mark.parametrize("offload", [0, 10_000])
+def test_a_lexical_failure_part_way_is_reported_once_and_completed_from_the_journal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, offload: int
+):
+    monkeypatch.setattr(indexer, "OFFLOAD_FILES", offload)
+    files = {**TREE, **{f"shop/gen{i}.py": f"def make_{i}():\n    return {i}\n" for i in range(40)}}
+    root = write_repo(tmp_path / "shop", files)
+    expected = _clean_snapshot(tmp_path, root)
+    settings = make_settings(tmp_path / "data")
+    with ContextService.open(settings, clock=fixed_clock) as service, monkeypatch.context() as patch:
+        lexical = service.stores.lexical
+        real_upsert, calls = lexical.upsert, {"n": 0}
+
+        def upsert(scope, docs):
+            calls["n"] += 1
+            if calls["n"] == 2:
+                raise BackendError("tantivy upsert failed: disk full")
+            real_upsert(scope, docs)
+
+        patch.setattr(lexical, "upsert", upsert)
+        report = service.index_repository(SCOPE, root)
+        assert graph_snapshot(service, SCOPE) == expected  # the graph took every write
+        assert report.index_errors == [
+            "the storage backend failed on this request; the server log has the details"
+        ], report
+        assert service.stores.journal.pending(10)  # what the index lacks stays journaled
+    with ContextService.open(settings, clock=fixed_clock) as service:  # the next open completes it
+        assert_indexes_match_graph(service, SCOPE)
+        assert not service.stores.journal.pending(10)
         assert service.index_repository(SCOPE, root).entities_written == 0
