@@ -32,7 +32,14 @@ from graphctx.errors import (
     WriteIncomplete,
 )
 from graphctx.indexing import embedding_text, lexical_doc
-from graphctx.kernel.ports import LexicalIndex, OffloadsWrites, PendingWrite, RebuildingIndex, VectorRecord
+from graphctx.kernel.ports import (
+    LexicalIndex,
+    OffloadsWrites,
+    PendingWrite,
+    QueuedWrites,
+    RebuildingIndex,
+    VectorRecord,
+)
 from graphctx.kernel.reads import batches, stored_hashes
 from graphctx.kernel.stores import Stores
 from graphctx.kernel.templates import (
@@ -222,51 +229,74 @@ class _VectorWrites:
 
 
 class _LexicalWrites:
-    """Lexical writes in the order they come: made in line, or (`background`) on one thread, so the
-    caller goes on with its next graph work while the index writes and commits (in a process of its
-    own when it offers one, OffloadsWrites; tantivy's commit waits outside the GIL). The calls, their
-    order and their commits are those of writing in line, so the index and its BM25 statistics are
-    too. After a failure nothing queued is written and every later call raises it."""
+    """Lexical writes in the order they come: made in line; or, for `pipelined`, sent ahead to the
+    index's own writer process (`queued`, OffloadsWrites) or made on one background thread, so the
+    caller goes on with its next graph work while the index writes and commits (tantivy's commit
+    waits outside the GIL). The calls, their order and their commits are those of writing in line,
+    so the index and its BM25 statistics are too. After a failure nothing queued is written and
+    every later call raises it."""
 
-    IN_FLIGHT = 2  # calls queued or running at most: about two graph reads' documents in memory
+    IN_FLIGHT = 2  # calls sent or queued and not done: about two graph reads' documents in memory
 
-    def __init__(self, lexical: LexicalIndex, *, background: bool) -> None:
-        self.lexical = lexical
-        self.pool = ThreadPoolExecutor(1, thread_name_prefix="graphctx-lexical") if background else None
+    def __init__(
+        self, lexical: LexicalIndex, *, background: bool = False, queued: QueuedWrites | None = None
+    ) -> None:
+        self.lexical, self.queued = lexical, queued
+        self.pool = None
+        if background and queued is None:
+            self.pool = ThreadPoolExecutor(1, thread_name_prefix="graphctx-lexical")
         self.tasks: deque[Future[None]] = deque()
         self.error: GraphctxError | None = None
 
     def upsert(self, scope: Scope, entities: list[Entity]) -> None:
-        self._run(lambda: self.lexical.upsert(scope, [lexical_doc(e) for e in entities]))
+        target = self.queued or self.lexical
+        self._run(lambda: target.upsert(scope, [lexical_doc(e) for e in entities]))
 
     def delete(self, scope: Scope, ids: list[str]) -> None:
-        self._run(lambda: self.lexical.delete(scope, ids))
+        target = self.queued or self.lexical
+        self._run(lambda: target.delete(scope, ids))
 
     def _run(self, call: Callable[[], None]) -> None:
-        if self.pool is None:
+        if self.queued is None and self.pool is None:
             call()
             return
-        while len(self.tasks) >= self.IN_FLIGHT:
-            self.tasks.popleft().result()
+        while self._in_flight() >= self.IN_FLIGHT:
+            self._done_one()
         if self.error is not None:
             raise self.error
-        self.tasks.append(self.pool.submit(self._guarded, call))
+        if self.queued is not None:
+            self._guarded(call)  # sends it
+        else:
+            assert self.pool is not None
+            self.tasks.append(self.pool.submit(self._guarded, call))
+
+    def _in_flight(self) -> int:
+        return self.queued.pending() if self.queued is not None else len(self.tasks)
+
+    def _done_one(self) -> None:
+        if self.queued is not None:
+            self._caught(self.queued.done)  # always takes one answer, so a wait for room ends
+        else:
+            self.tasks.popleft().result()
 
     def _guarded(self, call: Callable[[], None]) -> None:
-        if self.error is not None:  # an earlier call failed: nothing after it is written
-            return
+        if self.error is None:  # an earlier call failed: nothing after it is written
+            self._caught(call)
+
+    def _caught(self, call: Callable[[], None]) -> None:
         try:
             call()
         except GraphctxError as exc:
-            self.error = exc
-        except BaseException:
-            self.error = BackendError("the lexical index write failed unexpectedly (see the log)")
+            self.error = self.error or exc
+        except Exception:
+            error = BackendError("the lexical index write failed unexpectedly (see the log)")
+            self.error = self.error or error
             log.exception("lexical index write failed")
 
     def wait(self) -> None:
-        """Every queued call done; a failure raised."""
-        while self.tasks:
-            self.tasks.popleft().result()
+        """Every call done; a failure raised."""
+        while self._in_flight() and self.error is None:
+            self._done_one()
         if self.error is not None:
             raise self.error
 
@@ -548,12 +578,10 @@ class IndexSync:
         stay journaled (completed at the next open or write)."""
         lexical = self.stores.lexical
         elsewhere = (
-            lexical.writer_process()
-            if offload and isinstance(lexical, OffloadsWrites)
-            else nullcontext(False)
+            lexical.writer_process() if offload and isinstance(lexical, OffloadsWrites) else nullcontext(None)
         )
-        with elsewhere:
-            pipe = _LexicalWrites(lexical, background=True)
+        with elsewhere as queued:
+            pipe = _LexicalWrites(lexical, background=True, queued=queued)
             self._pipe, self._held = pipe, []
             try:
                 errors: list[str] = []

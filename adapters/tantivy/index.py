@@ -26,8 +26,9 @@ import os
 import shutil
 import tempfile
 import threading
+from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -40,7 +41,7 @@ from graphctx.adapters.tantivy.schema import CONTENT_HASH, ENTITY_ID, KEY, LAYOU
 from graphctx.adapters.tantivy.writer import WRITER_HEAP, WriterProcess, commit, deletes, open_writer, upserts
 from graphctx.bounds import clamp
 from graphctx.errors import BackendError, BackendUnavailable, GraphctxError, InputError, ReadOnly
-from graphctx.kernel.ports import CacheSizes, Capabilities, LexicalDoc, LexicalHit
+from graphctx.kernel.ports import CacheSizes, Capabilities, LexicalDoc, LexicalHit, QueuedWrites
 from graphctx.scope import Scope
 
 log = logging.getLogger(__name__)
@@ -76,6 +77,7 @@ class TantivyLexicalIndex:
         self._olock = threading.Lock()  # the overlay and _pending; never held across a disk commit
         self._flush_lock = threading.Lock()
         self._child: WriterProcess | None = None
+        self._sent: deque[str] = deque()  # calls sent to the child ahead, not answered yet
         self._seen_meta: bytes | None = None
         """meta.json as it was just before the last reload of a read-only index (see _before_read)."""
         try:
@@ -141,15 +143,15 @@ class TantivyLexicalIndex:
             self._write("delete", scope, entity_ids, deletes(scope, entity_ids))
 
     @contextmanager
-    def writer_process(self) -> Iterator[bool]:
+    def writer_process(self) -> Iterator[QueuedWrites | None]:
         """For a long run of writes: while inside, a child process holds the writer and makes each
-        upsert/delete (writer.py), which still returns once committed and searchable here. Yields
-        False (and writes here) for an index in RAM, read-only or deferring durability, or when the
-        child cannot start."""
+        upsert/delete (writer.py), which still returns once committed and searchable here; the
+        yielded `QueuedWrites` sends calls ahead instead. Yields None (and writes here) for an index
+        in RAM, read-only or deferring durability, or when the child cannot start."""
         with self._lock:
             started = self._start_child()
         try:
-            yield started
+            yield _Queued(self) if started else None
         finally:
             if started:
                 with self._lock:
@@ -171,9 +173,28 @@ class TantivyLexicalIndex:
     def _stop_child(self) -> None:
         child, self._child = self._child, None
         if child is not None:
+            while self._sent:  # answers still owed come before the close's
+                with suppress(GraphctxError):
+                    child.receive(self._sent.popleft())
             child.close()
         if self._open:
             self._writer = open_writer(self._index)
+            self._index.reload()
+
+    def _send(self, op: str, scope: Scope, payload: Sequence[Any]) -> None:
+        with self._lock:
+            self._check_open()
+            if self._child is None:
+                raise BackendUnavailable("the tantivy writer process is not running")
+            self._child.send(op, scope, payload)
+            self._sent.append(op)
+
+    def _receive(self) -> None:
+        """The oldest call sent and not yet answered: committed (then searchable here) or raised."""
+        with self._lock:
+            if self._child is None or not self._sent:
+                return
+            self._child.receive(self._sent.popleft())
             self._index.reload()
 
     def defer_durability(self) -> bool:
@@ -351,6 +372,8 @@ class TantivyLexicalIndex:
         """Replace (or, with None, remove) each key's document; one commit for the whole call (in the
         overlay when deferred, by the child process inside `writer_process`)."""
         if self._child is not None:
+            while self._sent:  # calls sent ahead are answered first, in order
+                self._receive()
             with self._lock:
                 self._check_open()
                 if self._child is not None:
@@ -373,6 +396,27 @@ class TantivyLexicalIndex:
 
 
 _GONE = object()
+
+
+class _Queued:
+    """`QueuedWrites` into the writer process: calls sent ahead, answered in order by `done()`."""
+
+    def __init__(self, index: TantivyLexicalIndex) -> None:
+        self._index = index
+
+    def upsert(self, scope: Scope, docs: Sequence[LexicalDoc]) -> None:
+        if docs:
+            self._index._send("upsert", scope, docs)
+
+    def delete(self, scope: Scope, entity_ids: Sequence[str]) -> None:
+        if entity_ids:
+            self._index._send("delete", scope, list(dict.fromkeys(entity_ids)))
+
+    def pending(self) -> int:
+        return len(self._index._sent)
+
+    def done(self) -> None:
+        self._index._receive()
 
 
 def _hit(stored: Document, score: float) -> LexicalHit:

@@ -2,8 +2,9 @@
 child process that owns the writer for a long run of writes (`WriterProcess`).
 
 The child (`python -m graphctx.adapters.tantivy.writer DIR`) is a fresh interpreter holding the
-directory's writer lock; it gets one call at a time on stdin ((op, scope, payload), pickled by
-`multiprocessing.connection`) and answers each once it committed, on its own copy of stdout. Building
+directory's writer lock; it gets calls on stdin ((op, scope, payload), pickled by
+`multiprocessing.connection`), possibly sent ahead, builds the next call's documents while it commits
+the last, and answers each in order once it committed, on its own copy of stdout. Building
 documents (identifier analysis, Python) and tantivy's indexing then run beside the caller's process:
 on a 2-core machine the repository indexer's next graph batch is prepared meanwhile. The calls, their
 order and their commits are those the parent would make, with the same writer settings, so the index
@@ -12,9 +13,11 @@ and its BM25 statistics are too."""
 from __future__ import annotations
 
 import os
+import queue
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterable, Sequence
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -102,10 +105,18 @@ class WriterProcess:
             raise
 
     def call(self, op: str, scope: Scope, payload: Sequence[Any]) -> None:
+        self.send(op, scope, payload)
+        self.receive(op)
+
+    def send(self, op: str, scope: Scope, payload: Sequence[Any]) -> None:
+        """One call on its way; the child answers calls in the order they were sent (`receive`)."""
         try:
             self._to.send((op, scope, list(payload)))
         except OSError as exc:
             raise self._gone(op) from exc
+
+    def receive(self, op: str) -> None:
+        """The answer to the oldest call not yet answered: returns once it is committed."""
         self._answer(op, None)
 
     def close(self) -> None:
@@ -160,23 +171,50 @@ def _serve(path: Path, calls: Connection, answers: Connection) -> None:
         answers.send(("error", f"cannot open the writer at {path}: {exc}"))
         return
     answers.send(("ok", None))
-    while True:
-        try:
-            op, scope, payload = calls.recv()
-        except EOFError:
-            return  # the parent is gone: what was not committed is dropped with the writer
+    # the next call's documents are built while this one commits (the commit waits outside the GIL)
+    ahead: queue.Queue[tuple[str, list[tuple[str, Document | None]] | Exception] | None] = queue.Queue(1)
+    threading.Thread(target=_build_ahead, args=(calls, ahead), daemon=True).start()
+    failed: str | None = None
+    while (item := ahead.get()) is not None:
+        op, entries = item
         if op == "close":
             writer.wait_merging_threads()
             answers.send(("ok", None))
             return
+        if failed is not None:  # the parent stops at a failure: what it sent after is not written
+            answers.send(("error", f"not written after an earlier failure ({failed})"))
+            continue
         try:
-            commit(writer, op, upserts(scope, payload) if op == "upsert" else deletes(scope, payload))
+            if isinstance(entries, Exception):
+                raise entries
+            commit(writer, op, entries)
         except GraphctxError as exc:
-            answers.send(("error", exc.message))
+            failed = exc.message
         except Exception as exc:  # anything else is reported too: the parent must never wait forever
-            answers.send(("error", f"{type(exc).__name__}: {exc}"))
-        else:
-            answers.send(("ok", None))
+            failed = f"{type(exc).__name__}: {exc}"
+        answers.send(("ok", None) if failed is None else ("error", failed))
+    # the parent is gone: what was not committed is dropped with the writer
+
+
+def _build_ahead(
+    calls: Connection, ahead: queue.Queue[tuple[str, list[tuple[str, Document | None]] | Exception] | None]
+) -> None:
+    while True:
+        try:
+            op, scope, payload = calls.recv()
+        except (EOFError, OSError):
+            ahead.put(None)
+            return
+        if op == "close":
+            ahead.put((op, []))
+            return
+        try:
+            built: list[tuple[str, Document | None]] | Exception = (
+                list(upserts(scope, payload)) if op == "upsert" else deletes(scope, payload)
+            )
+        except Exception as exc:
+            built = exc
+        ahead.put((op, built))
 
 
 def main() -> None:

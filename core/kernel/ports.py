@@ -138,14 +138,29 @@ class RebuildingIndex(Protocol):
     def rebuild_done(self) -> None: ...
 
 
+class QueuedWrites(Protocol):
+    """A lexical index's writes sent ahead (`OffloadsWrites`): `upsert`/`delete` return once sent;
+    `done()` waits for the oldest call sent and not yet done, which is then durable and searchable,
+    or raises its failure (typed); calls take effect in the order sent. `pending()` counts the calls
+    not done yet."""
+
+    def upsert(self, scope: Scope, docs: Sequence[LexicalDoc]) -> None: ...
+
+    def delete(self, scope: Scope, entity_ids: Sequence[str]) -> None: ...
+
+    def pending(self) -> int: ...
+
+    def done(self) -> None: ...
+
+
 @runtime_checkable
 class OffloadsWrites(Protocol):
     """Optional for a lexical index: for a long run of writes (a repository index) the writing may
-    move to a process of its own while inside `writer_process()` (it yields whether it did), so the
-    caller's process prepares the next batch meanwhile. Every upsert/delete keeps its contract: it
-    returns once durable and searchable here."""
+    move to a process of its own while inside `writer_process()`, which yields a `QueuedWrites` to
+    send calls ahead (None: it did not move). Meanwhile every plain upsert/delete keeps its contract:
+    it returns once durable and searchable here, after the calls sent ahead."""
 
-    def writer_process(self) -> AbstractContextManager[bool]: ...
+    def writer_process(self) -> AbstractContextManager[QueuedWrites | None]: ...
 
 
 @runtime_checkable

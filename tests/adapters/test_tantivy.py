@@ -527,7 +527,7 @@ def test_writes_through_the_writer_process_give_the_index_written_here(tmp_path:
         expected_hashes = ix.hashes(T1), ix.hashes(T2)
     with TantivyLexicalIndex(tmp_path / "child") as ix:
         with ix.writer_process() as elsewhere:
-            assert elsewhere is True
+            assert elsewhere is not None
             ix.upsert(T1, [doc("e99", "early", "h")])
             assert ids(ix.search(T1, "early", 5)) == ["e99"]  # searchable here once upsert returns
             with TantivyLexicalIndex(tmp_path / "child", read_only=True) as reader:
@@ -585,13 +585,38 @@ def test_a_writer_process_that_dies_fails_typed_and_the_index_writes_here_again(
 
 def test_an_index_in_ram_read_only_or_deferring_writes_here(tmp_path: Path) -> None:
     with TantivyLexicalIndex(None) as ram, ram.writer_process() as elsewhere:
-        assert elsewhere is False
+        assert elsewhere is None
         ram.upsert(T1, [doc("e1", "in ram", "h")])
         assert ids(ram.search(T1, "ram", 5)) == ["e1"]
     path = tmp_path / "lex"
     with TantivyLexicalIndex(path) as ix:
         ix.defer_durability()
         with ix.writer_process() as elsewhere:
-            assert elsewhere is False
+            assert elsewhere is None
         with TantivyLexicalIndex(path, read_only=True) as reader, reader.writer_process() as elsewhere:
-            assert elsewhere is False
+            assert elsewhere is None
+
+
+def test_writes_sent_ahead_take_effect_in_order_and_stop_at_a_failure(tmp_path: Path) -> None:
+    with TantivyLexicalIndex(tmp_path / "lex") as ix:
+        with ix.writer_process() as queued:
+            assert queued is not None
+            queued.upsert(T1, [doc("e1", "first", "h1"), doc("e2", "second", "h2")])
+            queued.delete(T1, ["e2"])
+            queued.upsert(T1, [doc("e2", "second again", "h3")])
+            assert queued.pending() == 3
+            for _ in range(3):
+                queued.done()
+            assert ix.hashes(T1) == {"e1": "h1", "e2": "h3"} and ids(ix.search(T1, "again", 5)) == ["e2"]
+
+            queued.upsert(T1, ["not a document"])  # type: ignore[list-item]
+            queued.upsert(T1, [doc("e3", "after the failure", "h")])
+            with pytest.raises(BackendError, match="tantivy upsert failed"):
+                queued.done()
+            with pytest.raises(BackendError, match="not written after an earlier failure"):
+                queued.done()
+            assert queued.pending() == 0
+            queued.upsert(T1, [doc("e4", "left unanswered", "h")])  # answered when the run ends
+        assert "e3" not in ix.hashes(T1) and "e4" not in ix.hashes(T1)
+        ix.upsert(T1, [doc("e5", "written here again", "h")])
+        assert set(ix.hashes(T1)) == {"e1", "e2", "e5"}
