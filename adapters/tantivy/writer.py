@@ -19,6 +19,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Iterable, Sequence
+from contextlib import suppress
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -221,7 +222,9 @@ def main() -> None:
     # answers go on a private copy of stdout; anything printed goes to stderr
     answers = Connection(os.dup(1), readable=False)
     os.dup2(2, 1)
-    _serve(Path(sys.argv[1]), Connection(0, writable=False), answers)
+    # BrokenPipeError: the parent is gone; its journal has what it did not see answered
+    with suppress(BrokenPipeError):
+        _serve(Path(sys.argv[1]), Connection(0, writable=False), answers)
 
 
 if __name__ == "__main__":

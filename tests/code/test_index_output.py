@@ -8,6 +8,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -196,3 +201,75 @@ def test_a_lexical_failure_part_way_is_reported_once_and_completed_from_the_jour
         assert_indexes_match_graph(service, SCOPE)
         assert not service.stores.journal.pending(10)
         assert service.index_repository(SCOPE, root).entities_written == 0
+
+
+# Indexes ROOT into DATA with the lexical writes in the writer child and SIGKILLs itself once it sent
+# the first lexical call ("_send": the child's answer then finds no reader) or received the answer of
+# the last one in flight ("_receive": the child waits for a next call and reads the end of its
+# input), having written the child's pid to PIDS.
+KILLED_RUN = textwrap.dedent(
+    """
+    import os, signal, sys
+    from pathlib import Path
+    from graphctx.adapters.tantivy.index import TantivyLexicalIndex
+    from graphctx.code import indexer
+    from graphctx.service import ContextService
+    from tests.code.test_index_output import SCOPE
+    from tests.conftest import fixed_clock, make_settings
+
+    data, root, pids, at = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4]
+    indexer.OFFLOAD_FILES = 0
+    real = getattr(TantivyLexicalIndex, at)
+
+    def killed(self, *args):
+        real(self, *args)
+        if at == "_receive" and self._sent:
+            return  # answers still owed: not yet the idle child
+        tasks = Path("/proc/self/task").iterdir()
+        pids.write_text(" ".join((t / "children").read_text() for t in tasks))
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    setattr(TantivyLexicalIndex, at, killed)
+    with ContextService.open(make_settings(data), clock=fixed_clock) as service:
+        service.index_repository(SCOPE, root)
+    """
+)
+
+
+@pytest.mark.skipif(
+    not Path("/proc/self/task").is_dir(), reason="finds the writer child through /proc (Linux)"
+)
+@pytest.mark.parametrize("at", ["_send", "_receive"])
+def test_kill_9_of_an_indexing_process_ends_its_writer_child_and_the_next_run_completes(
+    tmp_path: Path, at: str
+):
+    files = {**TREE, **{f"shop/gen{i}.py": f"def make_{i}():\n    return {i}\n" for i in range(40)}}
+    root = write_repo(tmp_path / "shop", files)
+    expected = _clean_snapshot(tmp_path, root)
+    data, pids = tmp_path / "data", tmp_path / "pids"
+    run = subprocess.run(
+        [sys.executable, "-c", KILLED_RUN, str(data), str(root), str(pids), at],
+        capture_output=True, text=True, timeout=600, env={**os.environ, "GRAPHCTX_EMBEDDER": "hashing"},
+    )  # fmt: skip
+    assert run.returncode == -9, run.stderr[-2000:]
+    children = [int(p) for p in pids.read_text().split()]
+    assert children, "the run was killed before its writer child started"
+    for _ in range(1200):  # the child sees its parent's pipes close and exits (a bound, not a timing)
+        if not any(_running(pid) for pid in children):
+            break
+        time.sleep(0.05)
+    assert not any(_running(pid) for pid in children), "the writer child outlived its parent"
+    # the next process gets the writer lock back and completes the run to a clean run's snapshot
+    with ContextService.open(make_settings(data), clock=fixed_clock) as service:
+        service.index_repository(SCOPE, root)
+        assert graph_snapshot(service, SCOPE) == expected
+        assert_indexes_match_graph(service, SCOPE)
+        assert not service.stores.journal.pending(10)
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (a reparented child may wait for a reaper that never comes here)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
