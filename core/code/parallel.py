@@ -20,8 +20,10 @@ import struct
 import subprocess
 import sys
 import threading
+from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import IO, Any, Generic, TypeVar
 
 T = TypeVar("T")
@@ -135,16 +137,21 @@ class Prefetch(Generic[R]):
     pickle: the answer never depends on the workers, only the time.
 
     Workers are fresh interpreters (`python -m graphctx.code.parallel --stream`): `shared` goes to
-    each once, then one item at a time on stdin, each result back on stdout, every message one
-    length-prefixed pickle; a thread per worker feeds it and reads it."""
+    each once, then the items on stdin, WINDOW ahead of the results coming back on stdout, every
+    message one length-prefixed pickle. A worker is kept WINDOW items ahead because the threads
+    that feed and read it need this process's GIL, which the caller holds while it works: one item
+    at a time, a worker sat idle for most of each hand-over. A thread per worker sends, one reads;
+    a result stays pickled until `take` (the reader needs the GIL only briefly)."""
+
+    WINDOW = 3
 
     def __init__(self, fn: Callable[[Any, T], R], shared: Any, items: Sequence[T], *, workers: int) -> None:
         self._cond = threading.Condition()
         self._items = items
         self._queue: dict[int, None] = dict.fromkeys(range(len(items)))  # not handed out yet, in order
         self._busy: set[int] = set()
-        self._ready: dict[int, R] = {}
-        self._procs: list[subprocess.Popen[bytes]] = []
+        self._ready: dict[int, bytes] = {}
+        self._workers: list[_Worker] = []
         self._threads: list[threading.Thread] = []
         self._closed = False
         name = (fn.__module__, fn.__qualname__)
@@ -164,46 +171,64 @@ class Prefetch(Generic[R]):
                 )
             except OSError:
                 break
-            self._procs.append(proc)
-            thread = threading.Thread(target=self._feed, args=(proc, head), daemon=True)
-            thread.start()
-            self._threads.append(thread)
+            worker = _Worker(proc, threading.Semaphore(self.WINDOW))
+            self._workers.append(worker)
+            for thread in (
+                threading.Thread(target=self._send, args=(worker, head), daemon=True),
+                threading.Thread(target=self._read, args=(worker,), daemon=True),
+            ):
+                thread.start()
+                self._threads.append(thread)
 
-    def _next(self) -> int | None:
+    def _next(self, worker: _Worker) -> int | None:
         with self._cond:
-            if self._closed or not self._queue:
+            if self._closed or worker.gone or not self._queue:
                 return None
             i = next(iter(self._queue))
             del self._queue[i]
             self._busy.add(i)
+            worker.sent.append(i)
             return i
 
-    def _feed(self, proc: subprocess.Popen[bytes], head: bytes) -> None:
-        i: int | None = None
+    def _send(self, worker: _Worker, head: bytes) -> None:
+        stdin = worker.proc.stdin
+        assert stdin is not None
         try:
-            assert proc.stdin is not None and proc.stdout is not None
-            _write_frame(proc.stdin, head)
-            while (i := self._next()) is not None:
-                _write_frame(proc.stdin, pickle.dumps((i, self._items[i]), protocol=pickle.HIGHEST_PROTOCOL))
-                got = _read_frame(proc.stdout)
-                if got is None or got[0] != i:
+            _write_frame(stdin, head)
+            while True:
+                worker.room.acquire()  # a place in its window (close, or the worker gone, frees all)
+                if (i := self._next(worker)) is None:
                     break
+                _write_frame(stdin, pickle.dumps((i, self._items[i]), protocol=pickle.HIGHEST_PROTOCOL))
+        except Exception:
+            pass  # a dead worker: its reader gives back what it owes
+        finally:
+            with contextlib.suppress(OSError):
+                stdin.close()  # the worker's end of input: it exits once it answered
+
+    def _read(self, worker: _Worker) -> None:
+        stdout = worker.proc.stdout
+        assert stdout is not None
+        try:
+            while (got := _read_frame(stdout)) is not None:
                 with self._cond:
+                    if not worker.sent or got[0] != worker.sent[0]:
+                        break
+                    i = worker.sent.popleft()
                     self._busy.discard(i)
-                    if not (isinstance(got[1], str) and got[1] == _FAILED):
+                    if isinstance(got[1], bytes):
                         self._ready[i] = got[1]
                     self._cond.notify_all()
-                i = None
+                worker.room.release()
         except Exception:
             pass
         finally:
-            with self._cond:
-                if i is not None:
-                    self._busy.discard(i)
+            with self._cond:  # what the worker still owes is the caller's to compute
+                worker.gone = True
+                self._busy.difference_update(worker.sent)
+                worker.sent.clear()
                 self._cond.notify_all()
-            with contextlib.suppress(OSError):
-                if proc.stdin is not None:
-                    proc.stdin.close()  # the worker's end of input: it exits
+            worker.room.release(self.WINDOW)
 
     def take(self, i: int) -> R | None:
         """Item i's result (given once), or None: compute it yourself."""
@@ -212,23 +237,39 @@ class Prefetch(Generic[R]):
                 return None  # not handed out yet: withdrawn
             while i in self._busy:
                 self._cond.wait()
-            return self._ready.pop(i, None)
+            blob = self._ready.pop(i, None)
+        if blob is None:
+            return None
+        try:
+            result: R = pickle.loads(blob)
+        except Exception:
+            return None
+        return result
 
     def close(self) -> None:
         """Stop handing out items and stop the workers."""
         with self._cond:
             self._closed = True
             self._queue.clear()
-        for proc in self._procs:
-            if proc.poll() is None:
+        for worker in self._workers:
+            worker.room.release(self.WINDOW)
+            if worker.proc.poll() is None:
                 with contextlib.suppress(OSError):
-                    proc.kill()
+                    worker.proc.kill()
         for thread in self._threads:
             thread.join()
-        for proc in self._procs:
-            proc.wait()
-            if proc.stdout is not None:
-                proc.stdout.close()
+        for worker in self._workers:
+            worker.proc.wait()
+            if worker.proc.stdout is not None:
+                worker.proc.stdout.close()
+
+
+@dataclass
+class _Worker:
+    proc: subprocess.Popen[bytes]
+    room: threading.Semaphore  # places in its window: items it may be sent before it answers
+    sent: deque[int] = field(default_factory=deque)  # sent, not yet answered, in order
+    gone: bool = False
 
 
 _NOT_QUEUED = object()
@@ -262,8 +303,9 @@ def _stream_worker() -> None:
     shared = head[1]
     while (got := _read_frame(stdin)) is not None:
         i, item = got
-        try:
-            blob = pickle.dumps((i, fn(shared, item)), protocol=pickle.HIGHEST_PROTOCOL)
+        try:  # the result pickled on its own: the caller unpickles it when it takes it
+            result = pickle.dumps(fn(shared, item), protocol=pickle.HIGHEST_PROTOCOL)
+            blob = pickle.dumps((i, result), protocol=pickle.HIGHEST_PROTOCOL)
         except Exception:
             blob = pickle.dumps((i, _FAILED), protocol=pickle.HIGHEST_PROTOCOL)
         _write_frame(out, blob)

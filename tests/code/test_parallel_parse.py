@@ -4,7 +4,9 @@ the same parsed files in the same order, and through the indexer the same ids, h
 from __future__ import annotations
 
 import itertools
+import os
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -158,21 +160,38 @@ def _fails_in_a_worker_shared(shared: int, item: int) -> int:
     return _square(shared, item)
 
 
-@pytest.mark.parametrize("fn", [_square, _fails_in_a_worker_shared])
+def _dies_in_a_worker_shared(shared: int, item: int) -> int:
+    if sys.argv[0].endswith("parallel.py") and item == 7:
+        os._exit(1)  # the worker dies with items of its window still unanswered
+    return _square(shared, item)
+
+
+@pytest.mark.parametrize("fn", [_square, _fails_in_a_worker_shared, _dies_in_a_worker_shared])
 def test_prefetched_results_are_the_callers_or_none_and_never_wrong(fn):
     from graphctx.code.parallel import Prefetch
 
     items = list(range(40))
     ahead = Prefetch(fn, 3, items, workers=2)
-    try:
+    got: dict[int, int | None] = {}
+
+    def take_all() -> None:
         # in order, then one out of order (withdrawn if not handed out yet), then the rest
-        got = {i: ahead.take(i) for i in [0, 1, 2, 39, *range(3, 39)]}
-    finally:
-        ahead.close()
+        for i in [0, 1, 2, 39, *range(3, 39)]:
+            got[i] = ahead.take(i)
+
+    taker = threading.Thread(target=take_all, daemon=True)
+    taker.start()
+    taker.join(timeout=300)  # a bound against a take that never returns, not a timing
+    ahead.close()
+    assert not taker.is_alive(), f"take waits forever after {len(got)} items"
+    assert len(got) == len(items)
     for i, result in got.items():
         assert result in (None, 3 * i * i)
     if fn is _fails_in_a_worker_shared:
         assert all(got[i] is None for i in items if i % 3 == 0)
+    if fn is _dies_in_a_worker_shared:
+        assert got[7] is None
+        assert any(got[i] is not None for i in items)  # the other worker went on
 
 
 def test_a_python_index_parsed_ahead_by_workers_equals_the_serial_index(
