@@ -410,7 +410,7 @@ class _Queued:
 
     def delete(self, scope: Scope, entity_ids: Sequence[str]) -> None:
         if entity_ids:
-            self._index._send("delete", scope, list(dict.fromkeys(entity_ids)))
+            self._index._send("delete", scope, entity_ids)  # the child drops repeated ids (deletes)
 
     def pending(self) -> int:
         return len(self._index._sent)

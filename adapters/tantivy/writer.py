@@ -163,6 +163,10 @@ class WriterProcess:
         self._stderr.close()
 
 
+# (op, its entries or the failure building them); None: the parent is gone
+_Ahead = queue.Queue[tuple[str, list[tuple[str, Document | None]] | Exception] | None]
+
+
 def _serve(path: Path, calls: Connection, answers: Connection) -> None:
     try:
         index = Index(build_schema(), path=str(path), reuse=True)
@@ -173,7 +177,7 @@ def _serve(path: Path, calls: Connection, answers: Connection) -> None:
         return
     answers.send(("ok", None))
     # the next call's documents are built while this one commits (the commit waits outside the GIL)
-    ahead: queue.Queue[tuple[str, list[tuple[str, Document | None]] | Exception] | None] = queue.Queue(1)
+    ahead: _Ahead = queue.Queue(1)
     threading.Thread(target=_build_ahead, args=(calls, ahead), daemon=True).start()
     failed: str | None = None
     while (item := ahead.get()) is not None:
@@ -197,9 +201,7 @@ def _serve(path: Path, calls: Connection, answers: Connection) -> None:
     # the parent is gone: what was not committed is dropped with the writer
 
 
-def _build_ahead(
-    calls: Connection, ahead: queue.Queue[tuple[str, list[tuple[str, Document | None]] | Exception] | None]
-) -> None:
+def _build_ahead(calls: Connection, ahead: _Ahead) -> None:
     while True:
         try:
             op, scope, payload = calls.recv()
