@@ -71,7 +71,7 @@ EdgeTypes = Annotated[
 class Request(BaseModel):
     """Selectors may only pick among what the caller's key allows; they never widen it."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
     tenant_id: str | None = Field(default=None, description="Optional; must equal the key's tenant.")
     namespace: str | None = Field(
@@ -120,7 +120,7 @@ class PathRequest(Request):
 
 
 class RememberRequest(Request):
-    model_config = ConfigDict(extra="forbid", strict=False)
+    model_config = ConfigDict(extra="forbid", strict=False, defer_build=True)
 
     entities: list[dict[str, Any]] = Field(default_factory=list, max_length=5000)
     facts: list[dict[str, Any]] = Field(default_factory=list, max_length=5000)

@@ -111,7 +111,7 @@ Name = Annotated[str, _bounded("name", bounds.NAME_BYTES)]
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=False)
+    model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=False, defer_build=True)
 
 
 def stable_hash(*parts: Any) -> str:

@@ -13,7 +13,6 @@ import tomllib
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Self
 
@@ -27,6 +26,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from graphctx import registry
 from graphctx.errors import ConfigError
 from graphctx.locations import CONFIG_FILE, ENV_PREFIX, default_data_dir, user_config_file
 from graphctx.model import PREDICATES, SINGLE_VALUED, Side
@@ -358,14 +358,14 @@ def sources(overrides: Mapping[str, Any] | None = None) -> dict[str, str]:
 
 def section_names() -> list[str]:
     """The sections installed adapters declare (entry point names; nothing is imported)."""
-    return sorted({ep.name for ep in entry_points(group=SECTIONS_GROUP)})
+    return sorted({ep.name for ep in registry.declared(SECTIONS_GROUP)})
 
 
 def section_classes() -> dict[str, type[SectionSettings] | ImportError]:
     """Each declared section's settings class, or the ImportError of an adapter whose extra is not
     installed."""
     found: dict[str, type[SectionSettings] | ImportError] = {}
-    for ep in sorted(entry_points(group=SECTIONS_GROUP), key=lambda ep: ep.name):
+    for ep in sorted(registry.declared(SECTIONS_GROUP), key=lambda ep: ep.name):
         try:
             found[ep.name] = ep.load()
         except ImportError as exc:

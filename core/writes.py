@@ -74,7 +74,7 @@ class WritePlan(BaseModel):
     """One atomic unit of writing, resolved against the store: final versions to upsert, stored
     facts to end (id -> valid_to), entities to delete. Applied in that order."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     entities: tuple[Entity, ...] = ()
     facts: tuple[Fact, ...] = ()

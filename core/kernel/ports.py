@@ -47,7 +47,7 @@ class Capabilities:
 
 
 class _Hit(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     entity_id: str
     score: float
@@ -68,7 +68,7 @@ class VectorHit(_Hit):
 class LexicalDoc(BaseModel):
     """What the lexical index holds for one entity: approved text only, never a source body."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     entity_id: str
     name: str

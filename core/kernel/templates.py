@@ -35,14 +35,14 @@ def _clamped(low: int, high: int) -> BeforeValidator:
 
 
 class _Params(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 _R = TypeVar("_R", bound="_Result")
 
 
 class _Result(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     @classmethod
     def trusted(cls: type[_R], **fields: Any) -> _R:
