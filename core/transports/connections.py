@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import socket
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, cast
 
@@ -99,6 +100,8 @@ class GuardedH11Protocol(H11Protocol):
         self._linger_timer: asyncio.TimerHandle | None = None
         self._lingered = 0
         self._lingering = False
+        self.released: Callable[[], None] | None = None
+        """Run once the connection is lost (graphctx.transports.balance counts open connections)."""
 
     # -- the connection's life ------------------------------------------------------------------
 
@@ -117,7 +120,11 @@ class GuardedH11Protocol(H11Protocol):
                 timer.cancel()
         self._header_timer = self._send_timer = self._linger_timer = None
         self.idle.discard(self)
-        super().connection_lost(exc)
+        try:
+            super().connection_lost(exc)
+        finally:
+            if self.released is not None:
+                self.released()
 
     def data_received(self, data: bytes) -> None:
         if self._lingering:  # the rest of a body nobody reads: count it and drop it

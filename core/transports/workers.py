@@ -1,9 +1,9 @@
 """`graphctx serve --workers N`: one writer process and N reader processes on one data directory.
 
 The parent process is the writer: it opens the stores for writing (it holds the data directory's
-writer lock and completes what a crash left), holds the port and starts N reader processes that
-listen on it (on Linux each on its own SO_REUSEPORT socket, so the kernel spreads connections over
-them; elsewhere on one shared socket). A reader opens every store read-only and serves every
+writer lock and completes what a crash left), listens on the port and starts N reader processes that
+accept on that socket, each only while it holds no more connections than the others
+(graphctx.transports.balance). A reader opens every store read-only and serves every
 operation; a write (`remember`, `forget`, `reconcile`) it forwards to the writer over a private Unix
 socket, authenticated by a key made for this run, and answers with the writer's reply, errors
 included, so every transport (HTTP and MCP) behaves as in one process.
@@ -26,7 +26,6 @@ import secrets
 import shutil
 import signal
 import socket
-import sys
 import tempfile
 import threading
 import time
@@ -44,6 +43,7 @@ from graphctx.model import Entity, Fact
 from graphctx.scope import Scope
 from graphctx.service import ContextService, Progress
 from graphctx.settings import Settings
+from graphctx.transports.balance import Shares
 from graphctx.transports.local import LocalAccess, advertise, reachable, withdraw
 
 log = logging.getLogger("graphctx.workers")
@@ -225,17 +225,8 @@ class ForwardingService(ContextService):
 # -- processes ----------------------------------------------------------------------------------
 
 
-REUSE_PORT = sys.platform.startswith("linux") and hasattr(socket, "SO_REUSEPORT")
-"""On Linux each reader listens on a socket of its own, bound to the port with SO_REUSEPORT, and the
-kernel spreads new connections over them. With one listening socket shared by the readers, whichever
-reader woke first took the connections: 8 keep-alive connections all went to one of two readers in 3
-of 4 trials, and the other reader sat idle for as long as they lived. Elsewhere (SO_REUSEPORT does not
-balance on BSD or macOS) the readers share one socket."""
-
-
-def bind(host: str, port: int, *, listen: bool = True, reuse_port: bool = False) -> socket.socket:
-    """A TCP socket bound to (host, port), listening unless `listen` is False (the writer holds the
-    port that way while each reader listens on its own SO_REUSEPORT socket)."""
+def bind(host: str, port: int) -> socket.socket:
+    """A TCP socket listening on (host, port), which the readers inherit."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # proto named explicitly: asyncio turns Nagle off (TCP_NODELAY) only on connections accepted from
     # a socket whose proto is IPPROTO_TCP; with proto 0 every response stalled about 40 ms on
@@ -243,11 +234,8 @@ def bind(host: str, port: int, *, listen: bool = True, reuse_port: bool = False)
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        if reuse_port:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind((host, port))
-        if listen:
-            sock.listen(2048)
+        sock.listen(2048)
     except BaseException:
         sock.close()
         raise
@@ -257,31 +245,30 @@ def bind(host: str, port: int, *, listen: bool = True, reuse_port: bool = False)
 
 def _reader(
     settings: Settings,
-    sock: socket.socket | None,
-    port: int,
+    sock: socket.socket,
+    shares: Shares,
+    index: int,
     address: str,
     authkey: bytes,
     log_level: str,
     writer: int,
     access: LocalAccess | None = None,
 ) -> None:
-    """One reader process: read-only stores, writes forwarded, HTTP and MCP served on the shared
-    socket (or its own SO_REUSEPORT socket on the port when `sock` is None) until SIGTERM (uvicorn then
+    """Reader `index`: read-only stores, writes forwarded, HTTP and MCP served on the connections
+    it accepts from the shared socket (graphctx.transports.balance) until SIGTERM (uvicorn then
     finishes the requests in flight)."""
-    import uvicorn
-
     from graphctx import registry
     from graphctx.transports import server
+    from graphctx.transports.balance import BalancedServer
 
     _end_with_the_writer(writer)
-    if sock is None:
-        sock = bind(settings.http_host, port, reuse_port=True)
     service = ForwardingService(open_stores(settings, mode="read"), settings, WriterLink(address, authkey))
     keys: KeyStore = registry.factory("keys", settings.key_store_backend)(settings)
     try:
         # the same app and connection limits as a single-process serve; the socket is the parent's
         app = server.build_app(service, keys, settings, local_access=access)
-        uvicorn.Server(server.uvicorn_config(app, settings, log_level=log_level)).run(sockets=[sock])
+        config = server.uvicorn_config(app, settings, log_level=log_level)
+        BalancedServer(config, sock, shares, index).run()
     finally:
         keys.close()
         service.close()
@@ -350,20 +337,21 @@ def serve_workers(
                 announce(warning)
             endpoint = WriterEndpoint(service, private)
             endpoint.start()
-            # with REUSE_PORT this socket only holds the port (a reader that restarts binds it again)
-            sock = bind(settings.http_host, settings.http_port, listen=not REUSE_PORT, reuse_port=REUSE_PORT)
+            sock = bind(settings.http_host, settings.http_port)
             port = sock.getsockname()[1]
-            shared = None if REUSE_PORT else sock
             spawn = multiprocessing.get_context("spawn")
+            shares = Shares(workers, spawn)
             access = LocalAccess.new(settings.data_dir, os.environ)
 
-            def start() -> multiprocessing.process.BaseProcess:
+            def start(index: int) -> multiprocessing.process.BaseProcess:
+                shares.gone(index)  # a dead reader's connections died with it
                 proc = spawn.Process(
                     target=_reader,
                     args=(
                         settings,
-                        shared,
-                        port,
+                        sock,
+                        shares,
+                        index,
                         endpoint.address,
                         endpoint.authkey,
                         log_level,
@@ -376,7 +364,7 @@ def serve_workers(
                 proc.start()
                 return proc
 
-            readers = [start() for _ in range(workers)]
+            readers = [start(i) for i in range(workers)]
             advertiser = threading.Thread(
                 target=_advertise_when_served, args=(settings, port, access, stop), daemon=True
             )
@@ -391,7 +379,7 @@ def serve_workers(
                         if not proc.is_alive() and not stop.is_set():
                             log.warning("reader %s exited with %s; starting another", proc.pid, proc.exitcode)
                             time.sleep(RESTART_BACKOFF_S)
-                            readers[i] = start()
+                            readers[i] = start(i)
             finally:
                 stop.set()
                 advertiser.join(READY_POLL_S * 2)

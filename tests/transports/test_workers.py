@@ -3,11 +3,9 @@ writer; every acknowledged write is visible to the next read, whichever process 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -56,63 +54,6 @@ def pair(tmp_path: Path) -> Iterator[tuple[ContextService, ForwardingService, Wr
     reader.close()
     endpoint.close()
     writer.close()
-
-
-def test_connections_accepted_on_the_shared_socket_send_without_nagle_delays() -> None:
-    """The readers serve the socket `bind` makes through asyncio, which disables Nagle only on
-    connections accepted from a socket whose proto is IPPROTO_TCP."""
-    import asyncio
-    import socket
-
-    from graphctx.transports.workers import bind
-
-    async def nodelay() -> int:
-        accepted: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-
-        class Probe(asyncio.Protocol):
-            def connection_made(self, transport: asyncio.BaseTransport) -> None:
-                conn = transport.get_extra_info("socket")
-                accepted.set_result(conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
-                transport.close()
-
-        with bind("127.0.0.1", 0) as sock:
-            server = await asyncio.get_running_loop().create_server(Probe, sock=sock)
-            async with server:
-                _, writer = await asyncio.open_connection(*sock.getsockname()[:2])
-                value = await asyncio.wait_for(accepted, 5)
-                writer.close()
-        return value
-
-    assert asyncio.run(nodelay()) != 0
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="SO_REUSEPORT balances only on Linux")
-def test_readers_listening_with_reuse_port_share_the_connections() -> None:
-    """Each reader listens on its own SO_REUSEPORT socket (workers.REUSE_PORT): the kernel spreads
-    connections over them. With one shared socket, 8 keep-alive connections went to one of two
-    readers in 3 of 4 trials, so the other sat idle."""
-    from graphctx.transports.workers import REUSE_PORT, bind
-
-    assert REUSE_PORT
-    with bind("127.0.0.1", 0, listen=False, reuse_port=True) as holder:  # the writer holds the port
-        port = holder.getsockname()[1]
-        readers = [bind("127.0.0.1", port, reuse_port=True) for _ in range(2)]
-        clients = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(32)]
-        try:
-            accepted = []
-            for sock in readers:
-                sock.setblocking(False)
-                count = 0
-                with contextlib.suppress(BlockingIOError):
-                    while True:
-                        sock.accept()[0].close()
-                        count += 1
-                accepted.append(count)
-            assert sum(accepted) == 32
-            assert min(accepted) > 0  # all 32 on one socket: probability 2 ** -31
-        finally:
-            for s in (*clients, *readers):
-                s.close()
 
 
 def test_a_reader_forwards_writes_and_reads_them_back(
@@ -270,3 +211,63 @@ def test_a_reader_whose_writer_died_before_it_started_stops() -> None:
     )
     reader = subprocess.run([sys.executable, "-c", script], timeout=60)
     assert reader.returncode == -signal.SIGTERM
+
+
+def _readers_of(writer: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            cmdline = (stat.parent / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(fields[1]) == writer and b"spawn_main" in cmdline and b"resource_tracker" not in cmdline:
+            found.append(int(stat.parent.name))
+    return sorted(found)
+
+
+def _connections(pids: list[int], port: int) -> list[int]:
+    """Established connections to `port` each process holds a socket of (Linux /proc)."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "01":
+                inodes.add(f"socket:[{fields[9]}]")
+    counts = []
+    for pid in pids:
+        held = 0
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            try:
+                held += os.readlink(fd) in inodes
+            except OSError:
+                continue
+        counts.append(held)
+    return counts
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts connections per process in /proc")
+def test_serve_workers_gives_each_reader_its_share_of_keep_alive_clients(
+    serving: tuple[str, dict[str, str], int],
+) -> None:
+    """Four rounds of 8 keep-alive clients on two readers: 4 and 4 each time. The kernel's hash
+    (a SO_REUSEPORT socket per reader) gives 4/4 in 27 % of rounds, so this fails for it but in
+    0.5 % of runs; one shared socket with each event loop accepting gave all 8 to one reader."""
+    url, headers, writer_pid = serving
+    port = int(url.rsplit(":", 1)[1])
+    readers = _readers_of(writer_pid)
+    assert len(readers) == 2, readers
+    for _ in range(4):
+        clients = [httpx.Client(base_url=url, headers=headers, timeout=30.0) for _ in range(8)]
+        try:
+            for client in clients:
+                assert client.post("/v1/recall", json={"query": "anything"}).status_code == 200
+            assert _connections(readers, port) == [4, 4]
+        finally:
+            for client in clients:
+                client.close()
+        deadline = time.monotonic() + STOP_TIMEOUT_S  # the readers see the clients leave
+        while _connections(readers, port) != [0, 0]:
+            assert time.monotonic() < deadline, _connections(readers, port)
+            time.sleep(0.05)
