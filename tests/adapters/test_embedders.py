@@ -387,6 +387,45 @@ def test_wordllama_pools_huge_texts_in_pieces(monkeypatch: pytest.MonkeyPatch) -
     np.testing.assert_allclose(e.embed(texts), expected, atol=1e-5)
 
 
+@needs_wordllama
+def test_wordllama_bulk_and_mapped_rows_give_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Queries sum the mapped float16 rows; a large batch sums a float32 copy of the matrix: a text's
+    vector is the same bytes either way, before and after the copy exists."""
+    monkeypatch.setattr(wordllama, "_BULK_TOKENS", 40)
+    e = WordLlamaEmbedder()
+    texts = ["who owns checkout-api", "alpha beta gamma " * 30, "ünïcode tëxt", "delta"]
+    alone = [e.embed([t])[0].tobytes() for t in (texts[0], texts[2], texts[3])]
+    assert not e._bulk.loaded
+    batch = e.embed(texts)
+    assert e._bulk.loaded
+    assert [batch[i].tobytes() for i in (0, 2, 3)] == alone
+    assert [e.embed([t])[0].tobytes() for t in (texts[0], texts[2], texts[3])] == alone
+
+
+@needs_wordllama
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda raw: raw[:6], id="truncated-size"),
+        pytest.param(lambda raw: (10**9).to_bytes(8, "little") + raw[8:], id="huge-header"),
+        pytest.param(lambda raw: raw[:8] + b"{not json" + raw[17:], id="header-not-json"),
+        pytest.param(lambda raw: raw[: len(raw) // 2], id="truncated-tensor"),
+        pytest.param(lambda raw: raw.replace(b'"F16"', b'"I64"', 1), id="unknown-dtype"),
+    ],
+)
+def test_wordllama_damaged_weights_are_a_config_error(
+    tmp_path: Path, damage: Callable[[bytes], bytes]
+) -> None:
+    pkg = wordllama.package_dir()
+    for rel in (wordllama.WEIGHTS_FILE, wordllama.TOKENIZER_FILE):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes((pkg / rel).read_bytes())
+    weights = tmp_path / wordllama.WEIGHTS_FILE
+    weights.write_bytes(damage(weights.read_bytes()))
+    with pytest.raises(ConfigError, match="cannot read the wordllama model files"):
+        WordLlamaEmbedder(root=tmp_path).embed(["anything"])
+
+
 # ---------------------------------------------------------------------------- loading and offline
 
 
