@@ -16,6 +16,7 @@ symlinked package layout, as .ci/layout builds it) on the same stores, interleav
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -26,8 +27,10 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 from _report import header, layout, percentile, write_section
@@ -189,6 +192,52 @@ def _tree_cpu_s(pid: int) -> float:
     return total
 
 
+def _acceptors(pid: int) -> list[int]:
+    """The processes that take a server's connections: its workers (multiprocessing spawn children,
+    for graphctx's readers and uvicorn's workers alike), or the server itself when it has none."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            try:
+                cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"spawn_main" in cmdline and b"resource_tracker" not in cmdline:
+                found.append(int(child))
+    return sorted(found) or [pid]
+
+
+def split(pid: int, port: int) -> str:
+    """Established connections to `port` held by each of the server's acceptors, most first: "4+4"."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "01":  # 01: ESTABLISHED
+                inodes.add(f"socket:[{fields[9]}]")
+    counts = []
+    for acceptor in _acceptors(pid):
+        held = 0
+        for fd in Path(f"/proc/{acceptor}/fd").iterdir():
+            with contextlib.suppress(OSError):
+                held += os.readlink(fd) in inodes
+        counts.append(held)
+    return "+".join(map(str, sorted(counts, reverse=True)))
+
+
+def split_midway(pid: int, port: int, after_s: float) -> Callable[[], str]:
+    """Sample `split` once, `after_s` into a load point, from a thread; the returned call waits for it."""
+    seen: list[str] = []
+    sampler = threading.Timer(after_s, lambda: seen.append(split(pid, port)))
+    sampler.start()
+
+    def result() -> str:
+        sampler.join()
+        return seen[0] if seen else "?"
+
+    return result
+
+
 def start(
     kind: str,
     workers: int,
@@ -296,6 +345,7 @@ def load(url: str, store: Store, clients: int, duration: float, pid: int) -> dic
         for i, http in enumerate(https)
     ]
     cpu, loadavg = _tree_cpu_s(pid), os.getloadavg()[0]
+    midway = split_midway(pid, int(url.rsplit(":", 1)[1]), duration / 2)
     started = time.perf_counter()
     for t in threads:
         t.start()
@@ -314,6 +364,7 @@ def load(url: str, store: Store, clients: int, duration: float, pid: int) -> dic
         "stuck": sum(t.is_alive() for t in threads),
         "server_cpu_ms": server_cpu * 1000 / done if done else float("nan"),
         "load": loadavg,
+        "split": midway(),
     }
 
 
@@ -395,6 +446,7 @@ def load_wrk(
     threads = max(1, min(clients, os.cpu_count() or 1))
     cpu, loadavg = _tree_cpu_s(pid), os.getloadavg()[0]
     argv = ["wrk", f"-t{threads}", f"-c{clients}", f"-d{duration:g}s", "--timeout", "30s", "-s", str(script)]
+    midway = split_midway(pid, int(url.rsplit(":", 1)[1]), duration / 2)
     out = subprocess.run([*argv, url], capture_output=True, text=True, check=True).stdout
     server_cpu = _tree_cpu_s(pid) - cpu
     line = next(ln for ln in out.splitlines() if ln.startswith("RESULT "))
@@ -410,13 +462,37 @@ def load_wrk(
         "stuck": 0,
         "server_cpu_ms": server_cpu * 1000 / ok if ok else float("nan"),
         "load": loadavg,
+        "split": midway(),
+    }
+
+
+def combined(trials: list[dict[str, Any]]) -> dict[str, Any]:
+    """One point's trials: medians, errors summed, every trial's split of the connections, worst p99."""
+
+    def mid(values: list[float]) -> float:
+        return sorted(values)[len(values) // 2]
+
+    kinds: dict[str, int] = {}
+    for t in trials:
+        for kind, count in t["error_kinds"].items():
+            kinds[kind] = kinds.get(kind, 0) + count
+    return {
+        "rps": mid([t["rps"] for t in trials]),
+        "p": [mid([t["p"][i] for t in trials]) for i in range(3)],
+        "worst_p99": max(t["p"][2] for t in trials),
+        "errors": sum(t["errors"] for t in trials),
+        "error_kinds": kinds,
+        "stuck": sum(t["stuck"] for t in trials),
+        "server_cpu_ms": mid([t["server_cpu_ms"] for t in trials]),
+        "load": trials[0]["load"],
+        "splits": ", ".join(t["split"] for t in trials),
     }
 
 
 def measure(store: Store, args: argparse.Namespace, installs: dict[str, Path | None]) -> tuple[str, bool]:
     cores = os.cpu_count() or 1
     cpu_ms = {name: cpu_per_call(store, args.embedder, args.calls, path) for name, path in installs.items()}
-    got: dict[tuple[str, int, int], dict[str, object]] = {}
+    got: dict[tuple[str, int, int], dict[str, Any]] = {}
     exits: list[str] = []
     servers = [(name, path) for name, path in installs.items()] + [("FastAPI floor", None)]
     for workers in args.workers:
@@ -430,11 +506,14 @@ def measure(store: Store, args: argparse.Namespace, installs: dict[str, Path | N
                 client(warm, store, 0, time.monotonic() + args.warmup, Results())
                 warm.close()
                 for n in args.clients:
-                    if args.client == "wrk":
-                        got[(name, workers, n)] = load_wrk(url, store, n, args.duration, proc.pid, args.work)
-                    else:
-                        got[(name, workers, n)] = load(url, store, n, args.duration, proc.pid)
-                    print(name, workers, n, got[(name, workers, n)], flush=True)
+                    trials = []
+                    for _ in range(args.trials):  # each trial opens its connections afresh
+                        if args.client == "wrk":
+                            trials.append(load_wrk(url, store, n, args.duration, proc.pid, args.work))
+                        else:
+                            trials.append(load(url, store, n, args.duration, proc.pid))
+                        print(name, workers, n, trials[-1], flush=True)
+                    got[(name, workers, n)] = combined(trials)
             finally:
                 status = stop(proc)
             if status not in (0, -15):
@@ -447,14 +526,15 @@ def measure(store: Store, args: argparse.Namespace, installs: dict[str, Path | N
             for name in installs:
                 ours = got[(name, workers, n)]
                 ceiling = cores * 1000 / cpu_ms[name]
-                p50, p95, p99 = ours["p"]  # type: ignore[misc]
-                kinds = ", ".join(f"{k}: {v}" for k, v in sorted(ours["error_kinds"].items()))  # type: ignore[attr-defined]
+                p50, p95, p99 = ours["p"]
+                kinds = ", ".join(f"{k}: {v}" for k, v in sorted(ours["error_kinds"].items()))
                 bad = bad or bool(ours["errors"]) or bool(ours["stuck"])
                 rows.append(
                     f"| {name} | {workers} | {n} | {ours['rps']:,.0f} | {p50:.1f} / {p95:.1f} / {p99:.1f} | "
+                    f"{ours['worst_p99']:.1f} | {ours['splits']} | "
                     f"{ours['errors']}{f' ({kinds})' if kinds else ''} | {ours['server_cpu_ms']:.1f} | "
-                    f"{floor['rps']:,.0f} | {ours['rps'] / floor['rps']:.2f} | "  # type: ignore[operator]
-                    f"{ours['rps'] / ceiling:.2f} | {ours['load']:.1f} |"  # type: ignore[operator]
+                    f"{floor['rps']:,.0f} | {ours['rps'] / floor['rps']:.2f} | "
+                    f"{ours['rps'] / ceiling:.2f} | {ours['load']:.1f} |"
                 )
     cpu_text = "; ".join(
         f"{name}: {ms:.2f} ms, cores ÷ CPU per call = {cores} ÷ {ms:.2f} ms = "
@@ -465,9 +545,10 @@ def measure(store: Store, args: argparse.Namespace, installs: dict[str, Path | N
         f"#### {store.label} ({store.entities:,} entities in one scope)\n\n"
         f"In-process CPU per call (same mix on ContextService in a fresh process, no HTTP, mean of "
         f"{args.calls} calls after 20 warm-up calls): {cpu_text}.\n\n"
-        "| install | workers | clients | graphctx req/s | p50 / p95 / p99 ms | errors | "
-        "server CPU ms / req | FastAPI floor req/s | ÷ floor | ÷ ceiling | load avg |\n"
-        "|---|---:|---:|---:|---|---|---:|---:|---:|---:|---:|\n" + "\n".join(rows) + "\n"
+        "| install | workers | clients | graphctx req/s | p50 / p95 / p99 ms | worst p99 ms | "
+        "connections per reader | errors | server CPU ms / req | FastAPI floor req/s | ÷ floor | "
+        "÷ ceiling | load avg |\n"
+        "|---|---:|---:|---:|---|---:|---|---|---:|---:|---:|---:|---:|\n" + "\n".join(rows) + "\n"
     )
     if exits:
         text += "\n- " + "; ".join(exits) + "\n"
@@ -483,6 +564,9 @@ def main() -> None:
     parser.add_argument("--entities", type=int, default=10_000, help="Synthetic store size (0: demo only).")
     parser.add_argument("--duration", type=float, default=8.0, help="Seconds of load per client count.")
     parser.add_argument("--warmup", type=float, default=1.5)
+    parser.add_argument(
+        "--trials", type=int, default=1, help="Load runs per point, each on fresh connections (medians)."
+    )
     parser.add_argument("--calls", type=int, default=300, help="In-process calls for the CPU per call.")
     parser.add_argument("--embedder", default="wordllama")
     parser.add_argument("--write", action="store_true", help="write the section into docs/results.md")
@@ -554,8 +638,10 @@ def main() -> None:
         "is bench/_fastapi_floor.py (same routes, a fixed small answer, no auth or stores) with the same "
         "uvicorn worker count, so `÷ floor` is the share of what the client and HTTP stack alone allow; "
         "`÷ ceiling` is req/s over cores ÷ in-process CPU per call. Server CPU per request is the "
-        "server process tree's utime + stime over the point, divided by the requests completed.\n\n"
-        + "\n".join(parts)
+        "server process tree's utime + stime over the point, divided by the requests completed. With "
+        "--trials, each point runs that many times on fresh connections: the medians, the worst p99, and "
+        "how each trial's connections were spread over the processes accepting them (sampled halfway "
+        "through).\n\n" + "\n".join(parts)
     )
     print(body)
     if args.write:
