@@ -51,6 +51,35 @@ def test_a_reader_sees_each_write_once_published_and_never_part_of_one(tmp_path:
     reader.close()
 
 
+@pytest.mark.parametrize("with_deletes", [False, True], ids=["appends-only", "with-deletes"])
+def test_a_reader_opening_a_log_with_replaced_rows_sees_only_the_last_of_each(
+    tmp_path: Path, with_deletes: bool
+) -> None:
+    """A log of appends only is read in bulk, any other row by row: the same answers either way.
+    Ids repeat across writes and within one write; the later row replaces every earlier one."""
+    writer = FlatVectorIndex(tmp_path, MODEL, DIM)
+    writer.upsert(SCOPE, [rec(f"e{i}", i) for i in range(40)])
+    early = FlatVectorIndex(tmp_path, MODEL, DIM, read_only=True)  # catches up on the rest later
+    assert len(early.hashes(SCOPE)) == 40
+    writer.upsert(SCOPE, [rec("e3", 103), rec("e7", 107), rec("e3", 203), rec("new", 300)])
+    if with_deletes:
+        writer.delete(SCOPE, ["e5"])
+    writer.upsert(SCOPE, [rec("e7", 307), rec("e9", 9)])  # e9 rewritten with what it held
+    expected = {f"e{i}": f"h-{i}" for i in range(40)} | {"e3": "h-203", "e7": "h-307", "new": "h-300"}
+    if with_deletes:
+        del expected["e5"]
+    for reader in (FlatVectorIndex(tmp_path, MODEL, DIM, read_only=True), early):
+        assert reader.hashes(SCOPE) == expected
+        for seed, entity_id in ((203, "e3"), (307, "e7"), (300, "new"), (9, "e9"), (12, "e12")):
+            top = reader.search(SCOPE, vec(seed), 3)
+            assert top[0].entity_id == entity_id and top[0].content_hash == expected[entity_id]
+            assert len({hit.entity_id for hit in top}) == 3  # a replaced row never comes back
+        replaced = reader.search(SCOPE, vec(3), 50)  # the query of e3's first row: that row is dead
+        assert [h.content_hash for h in replaced if h.entity_id == "e3"] == ["h-203"]
+        reader.close()
+    writer.close()
+
+
 def test_replacing_most_rows_compacts_and_readers_follow(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
