@@ -349,6 +349,8 @@ class IndexSync:
         background flush, not when the write returns (core/durability.py)."""
         self._pipe: _LexicalWrites | None = None  # inside `pipelined`
         self._held: list[Sequence[int]] = []  # journal entries completed when the pipe drains
+        self._indexed: dict[tuple[Scope, str], str] | None = None
+        """Inside `pipelined`: the content hash each entity was last given to both indexes with."""
 
     def _done(self, seq: int) -> None:
         if self.deferred is not None:
@@ -540,6 +542,7 @@ class IndexSync:
         VECTOR_BATCH at a time: its rows and their order are the same whatever the batching."""
         report = SyncReport()
         vectors = _VectorWrites(self, scope, report, background=len(ids) > BATCH)
+        indexed = self._indexed
         try:
             for batch in batches(ids, BATCH):
                 chunk = list(dict.fromkeys(batch))
@@ -548,9 +551,15 @@ class IndexSync:
                     e for e in found if scope.contains(e.tenant_id or "", e.namespace or "", e.graph_id or "")
                 ]
                 gone = sorted(set(chunk) - {e.id for e in present})
-                if present:
-                    vectors.add(present)
-                    lexical.upsert(scope, present)
+                fresh = present
+                if indexed is not None:  # written again with nothing the indexes hold changed: skipped
+                    fresh = [e for e in present if indexed.get((scope, e.id)) != e.content_hash]
+                    indexed.update(((scope, e.id), e.content_hash) for e in fresh)
+                    for i in gone:
+                        indexed.pop((scope, i), None)
+                if fresh:
+                    vectors.add(fresh)
+                    lexical.upsert(scope, fresh)
                 if gone:
                     lexical.delete(scope, gone)
                     if self.stores.vector is not None:
@@ -582,7 +591,7 @@ class IndexSync:
         )
         with elsewhere as queued:
             pipe = _LexicalWrites(lexical, background=True, queued=queued)
-            self._pipe, self._held = pipe, []
+            self._pipe, self._held, self._indexed = pipe, [], {}
             try:
                 errors: list[str] = []
                 yield errors
@@ -594,7 +603,7 @@ class IndexSync:
                     for seqs in self._held:
                         self.stores.journal.complete(seqs)
             finally:
-                self._pipe, self._held = None, []
+                self._pipe, self._held, self._indexed = None, [], None
                 pipe.close()
 
     def _vector_rows(self, entities: Sequence[Entity]) -> tuple[list[VectorRecord], list[str]]:
