@@ -232,11 +232,16 @@ class _LexicalWrites:
     """Lexical writes in the order they come: made in line; or, for `pipelined`, sent ahead to the
     index's own writer process (`queued`, OffloadsWrites) or made on one background thread, so the
     caller goes on with its next graph work while the index writes and commits (tantivy's commit
-    waits outside the GIL). The calls, their order and their commits are those of writing in line,
-    so the index and its BM25 statistics are too. After a failure nothing queued is written and
-    every later call raises it."""
+    waits outside the GIL). There, a scope's upserts are gathered into calls of up to GATHER
+    documents, sent before any delete and before another scope's writes, so the index ends as
+    writing in line leaves it. After a failure nothing queued is written and every later call
+    raises it."""
 
     IN_FLIGHT = 2  # calls sent or queued and not done: about two graph reads' documents in memory
+    GATHER = 5_000
+    """In the background, upserts of one scope are sent as one call (one commit) of up to this many
+    documents: nothing waits for each one's commit (a run's journal entries complete at its end),
+    and with no document replaced during the run the BM25 statistics do not depend on the commits."""
 
     def __init__(
         self, lexical: LexicalIndex, *, background: bool = False, queued: QueuedWrites | None = None
@@ -247,14 +252,33 @@ class _LexicalWrites:
             self.pool = ThreadPoolExecutor(1, thread_name_prefix="graphctx-lexical")
         self.tasks: deque[Future[None]] = deque()
         self.error: GraphctxError | None = None
+        self.gathered: tuple[Scope, list[Entity]] | None = None
 
     def upsert(self, scope: Scope, entities: list[Entity]) -> None:
-        target = self.queued or self.lexical
-        self._run(lambda: target.upsert(scope, [lexical_doc(e) for e in entities]))
+        if self.queued is None and self.pool is None:
+            self._send(scope, entities)
+            return
+        if self.gathered is not None and self.gathered[0] != scope:
+            self._flush()
+        if self.gathered is None:
+            self.gathered = (scope, [])
+        self.gathered[1].extend(entities)
+        if len(self.gathered[1]) >= self.GATHER:
+            self._flush()
 
     def delete(self, scope: Scope, ids: list[str]) -> None:
+        self._flush()  # in order: an id upserted in a gathered call, deleted in this one
         target = self.queued or self.lexical
         self._run(lambda: target.delete(scope, ids))
+
+    def _flush(self) -> None:
+        if self.gathered is not None:
+            (scope, entities), self.gathered = self.gathered, None
+            self._send(scope, entities)
+
+    def _send(self, scope: Scope, entities: list[Entity]) -> None:
+        target = self.queued or self.lexical
+        self._run(lambda: target.upsert(scope, [lexical_doc(e) for e in entities]))
 
     def _run(self, call: Callable[[], None]) -> None:
         if self.queued is None and self.pool is None:
@@ -295,6 +319,8 @@ class _LexicalWrites:
 
     def wait(self) -> None:
         """Every call done; a failure raised."""
+        if self.error is None:
+            self._flush()
         while self._in_flight() and self.error is None:
             self._done_one()
         if self.error is not None:
@@ -534,11 +560,12 @@ class IndexSync:
         return self._sync(scope, ids, durable, _LexicalWrites(self.stores.lexical, background=False))
 
     def _sync(self, scope: Scope, ids: Sequence[str], durable: bool, lexical: _LexicalWrites) -> SyncReport:
-        """The graph is read BATCH ids at a time and the lexical index written (one commit) per read:
-        its BM25 statistics count a replaced document until a merge drops it, so the commit sequence
-        is kept as it was (queued, when `lexical` writes in the background: see `pipelined`). Each
-        read's entities are embedded in a background thread while the next lexical write runs (the
-        embedders' tokenizers and numpy release the GIL) and appended to the vector index in order,
+        """The graph is read BATCH ids at a time and the lexical index written (one commit) per read,
+        or, in a `pipelined` run, gathered into fewer calls; there an entity the indexes already got
+        with the same content hash earlier in the run is not given to them again (tantivy's BM25
+        statistics count a replaced document until a merge drops it). Each read's entities are
+        embedded in a background thread while the next lexical write runs (the embedders'
+        tokenizers and numpy release the GIL) and appended to the vector index in order,
         VECTOR_BATCH at a time: its rows and their order are the same whatever the batching."""
         report = SyncReport()
         vectors = _VectorWrites(self, scope, report, background=len(ids) > BATCH)

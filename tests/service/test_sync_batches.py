@@ -79,3 +79,72 @@ def test_an_embedding_failure_part_way_is_reported_and_completed_later(tmp_path:
         assert set(service.stores.vector.hashes(SCOPE)) == graph
         assert set(service.stores.lexical.hashes(SCOPE)) == graph
         assert service.stores.journal.count_pending() == 0
+
+
+def _lexical_answers(service: ContextService, scope: Scope) -> list[list[tuple[str, float]]]:
+    return [
+        [(h.entity_id, round(h.score, 4)) for h in service.stores.lexical.search(scope, query, 10)]
+        for query in ("thing_3 number5", "topic 11", "about 4", "number16 thing_1200")
+    ]
+
+
+def _piped(service: ContextService, monkeypatch: pytest.MonkeyPatch, calls: list[int]) -> None:
+    """Count the documents of each call the lexical index gets."""
+    real = service.stores.lexical.upsert
+
+    def counted(scope: Scope, docs: list) -> None:  # type: ignore[type-arg]
+        calls.append(len(docs))
+        real(scope, docs)
+
+    monkeypatch.setattr(service.stores.lexical, "upsert", counted)
+
+
+@pytest.mark.parametrize("gather", [writes._LexicalWrites.GATHER, 700])
+def test_a_pipelined_run_gathers_upserts_and_answers_as_call_by_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gather: int
+):
+    """In a pipelined run (the code indexer's) a scope's lexical upserts go as few large calls
+    (fewer commits): with no document replaced, BM25 answers exactly as writing call by call."""
+    everything = _entities()
+
+    def run(service: ContextService) -> None:
+        for start in range(0, N, 300):
+            service.sync.upsert_entities(SCOPE, everything[start : start + 300])
+
+    with ContextService.open(make_settings(tmp_path / "inline"), clock=fixed_clock) as inline:
+        run(inline)
+        expected, answers = inline.stores.lexical.hashes(SCOPE), _lexical_answers(inline, SCOPE)
+    monkeypatch.setattr(writes._LexicalWrites, "GATHER", gather)
+    calls: list[int] = []
+    with ContextService.open(make_settings(tmp_path / "piped"), clock=fixed_clock) as piped:
+        _piped(piped, monkeypatch, calls)
+        with piped.sync.pipelined(offload=False) as errors:
+            run(piped)
+        assert errors == []
+        assert piped.stores.lexical.hashes(SCOPE) == expected
+        assert _lexical_answers(piped, SCOPE) == answers
+        assert piped.stores.journal.count_pending() == 0
+    assert max(calls) > 300 and len(calls) < N // 300  # gathered, not one call per sync
+
+
+def test_a_pipelined_run_keeps_deletes_and_scopes_in_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Gathered upserts go before a delete and before another scope's writes: an id upserted and
+    then deleted is gone, one deleted and then upserted is back, each scope holds its own."""
+    monkeypatch.setattr(writes._LexicalWrites, "GATHER", 700)
+    other = Scope("sync", "other")
+    everything = _entities()
+    with ContextService.open(make_settings(tmp_path / "piped"), clock=fixed_clock) as piped:
+        with piped.sync.pipelined(offload=False) as errors:
+            for start in range(0, N, 300):
+                piped.sync.upsert_entities(SCOPE, everything[start : start + 300])
+            piped.sync.upsert_entities(other, everything[:10])
+            edited = everything[3].model_copy(update={"summary": "edited before it is deleted"})
+            piped.sync.upsert_entities(SCOPE, [edited])  # gathered, not yet sent
+            piped.sync.delete_entities(SCOPE, ["e00003", "e00700"])
+            piped.sync.upsert_entities(SCOPE, [everything[700]])  # deleted, then back
+            piped.sync.delete_entities(other, ["e00001"])
+        assert errors == []
+        graph = {e.id for e in everything} - {"e00003"}
+        assert set(piped.stores.lexical.hashes(SCOPE)) == graph
+        assert set(piped.stores.lexical.hashes(other)) == {f"e{i:05d}" for i in range(10)} - {"e00001"}
+        assert piped.stores.journal.count_pending() == 0
