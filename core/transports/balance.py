@@ -36,42 +36,55 @@ _RESOURCE_BACKOFF_S = 0.1
 
 class Shares:
     """Open connections per reader, in memory shared by the writer and its readers (-1: a reader
-    that is not accepting: starting, stopping or dead, so it never holds the others back)."""
+    that is not accepting: starting, stopping or dead, so it never holds the others back).
+
+    No lock is shared between processes (a reader killed while holding one would stop every other
+    reader from accepting): each slot is written by one process only (its reader; the writer only
+    marks a dead reader's slot), the others read it, and a slot is one aligned int, read whole.
+    Two readers that look at the counts at the same instant may both accept one connection; the
+    next connections even that out."""
 
     def __init__(self, readers: int, context: BaseContext) -> None:
-        self._counts: Any = context.Array("i", [-1] * readers)  # synchronised: one lock for all
+        self._counts: Any = context.RawArray("i", [-1] * readers)
+        self._lock = threading.Lock()  # this process's threads: the acceptor and the event loop
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"_counts": self._counts}  # to a reader at its start; it makes its own lock
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._counts = state["_counts"]
+        self._lock = threading.Lock()
 
     def serving(self, reader: int) -> None:
-        with self._counts.get_lock():
+        with self._lock:
             self._counts[reader] = 0
 
     def gone(self, reader: int) -> None:
-        with self._counts.get_lock():
+        with self._lock:
             self._counts[reader] = -1
 
     def closed(self, reader: int) -> None:
-        with self._counts.get_lock():
+        with self._lock:
             if self._counts[reader] > 0:
                 self._counts[reader] -= 1
 
     def counts(self) -> list[int]:
-        with self._counts.get_lock():
-            return list(self._counts)
+        return list(self._counts)
 
     def may_accept(self, reader: int) -> bool:
         counts = self.counts()
         return all(counts[reader] <= n for n in counts if n >= 0)
 
     def admit(self, reader: int, accept: Callable[[], socket.socket | None]) -> socket.socket | None:
-        """`accept()` if this reader may, counted, as one step no other reader interleaves with: a
-        reader that looked at the counts before another accepted would take one too many."""
-        with self._counts.get_lock():
-            if not self.may_accept(reader):
-                return None
-            conn = accept()
-            if conn is not None:
+        """`accept()` if this reader may, counted. Looked at again right before accepting: a reader
+        woken by a connection after waiting with stale counts would take one too many."""
+        if not self.may_accept(reader):
+            return None
+        conn = accept()
+        if conn is not None:
+            with self._lock:
                 self._counts[reader] += 1
-            return conn
+        return conn
 
 
 class _Once:

@@ -378,6 +378,7 @@ def serve_workers(
                     for i, proc in enumerate(readers):
                         if not proc.is_alive() and not stop.is_set():
                             log.warning("reader %s exited with %s; starting another", proc.pid, proc.exitcode)
+                            shares.gone(i)  # at once: an idle dead reader must not hold the others back
                             time.sleep(RESTART_BACKOFF_S)
                             readers[i] = start(i)
             finally:
