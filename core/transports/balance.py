@@ -109,11 +109,19 @@ HandOver = Callable[[socket.socket, Callable[[], None]], None]
 class Acceptor:
     """One reader's accepting thread on the shared listening socket (see the module)."""
 
-    def __init__(self, sock: socket.socket, shares: Shares, reader: int, hand_over: HandOver) -> None:
+    def __init__(
+        self,
+        sock: socket.socket,
+        shares: Shares,
+        reader: int,
+        hand_over: HandOver,
+        failed: Callable[[], None] = lambda: None,
+    ) -> None:
         self._sock = sock
         self._shares = shares
         self._reader = reader
         self._hand_over = hand_over
+        self._failed = failed
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="graphctx-acceptor", daemon=True)
 
@@ -136,8 +144,9 @@ class Acceptor:
                 conn = self._accept()
                 if conn is not None and not self._give(conn):
                     break
-        except Exception:  # the socket failed: say so; the other readers go on accepting
-            log.exception("reader %d stopped accepting connections", self._reader)
+        except Exception:  # the socket failed: the other readers go on accepting; this one ends
+            log.exception("reader %d stopped accepting connections; it stops", self._reader)
+            self._failed()
         finally:
             self._shares.gone(self._reader)
 
@@ -194,7 +203,10 @@ class BalancedServer(uvicorn.Server):
         def hand_over(conn: socket.socket, release: Callable[[], None]) -> None:
             asyncio.run_coroutine_threadsafe(self._adopt(conn, release), loop)
 
-        self._acceptor = Acceptor(self._listening, self._shares, self._reader, hand_over)
+        def failed() -> None:  # as at SIGTERM: the writer starts another reader in its place
+            self.should_exit = True
+
+        self._acceptor = Acceptor(self._listening, self._shares, self._reader, hand_over, failed)
         self._acceptor.start()
 
     async def _adopt(self, conn: socket.socket, release: Callable[[], None]) -> None:

@@ -110,3 +110,21 @@ def test_handed_over_connections_send_without_nagle_delays() -> None:
         conn, _ = readers[0].held[0]
         assert conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
         assert not conn.getblocking()
+
+
+def test_an_acceptor_whose_socket_fails_says_so_and_holds_no_one_back() -> None:
+    """A reader whose accepting thread fails steps aside (-1) and is told (its server then stops, as
+    at SIGTERM, and the writer starts another reader in its place)."""
+    told = threading.Event()
+    with bind("127.0.0.1", 0) as sock:
+        dup = sock.dup()  # the reader's own descriptor of the shared socket, lost under it
+        shares = Shares(2, multiprocessing.get_context("spawn"))
+        shares.serving(1)
+        acceptor = Acceptor(dup, shares, 0, lambda conn, release: None, told.set)
+        acceptor.start()
+        _until(lambda: shares.counts()[0] == 0, "the reader to accept")
+        dup.close()
+        assert told.wait(WAIT_S)
+        _until(lambda: shares.counts() == [-1, 0], "the failed reader to step aside")
+        assert shares.may_accept(1)
+        acceptor.stop()

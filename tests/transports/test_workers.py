@@ -271,3 +271,37 @@ def test_serve_workers_gives_each_reader_its_share_of_keep_alive_clients(
         while _connections(readers, port) != [0, 0]:
             assert time.monotonic() < deadline, _connections(readers, port)
             time.sleep(0.05)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts connections per process in /proc")
+def test_a_reader_killed_9_holds_no_client_back_and_its_replacement_takes_its_share(
+    serving: tuple[str, dict[str, str], int],
+) -> None:
+    """kill -9 of a reader: new clients are answered by the other one meanwhile (a dead reader's
+    count never gates the living), and once the writer has started a replacement the clients are
+    spread over both again."""
+    url, headers, writer_pid = serving
+    port = int(url.rsplit(":", 1)[1])
+    victim = _readers_of(writer_pid)[0]
+    os.kill(victim, signal.SIGKILL)
+    for _ in range(6):  # each on a fresh connection, while the writer notices and restarts
+        assert (
+            httpx.post(url + "/v1/recall", json={"query": "x"}, headers=headers, timeout=30).status_code
+            == 200
+        )
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while True:
+        readers = _readers_of(writer_pid)
+        clients = [httpx.Client(base_url=url, headers=headers, timeout=30.0) for _ in range(8)]
+        try:
+            for client in clients:
+                assert client.post("/v1/recall", json={"query": "anything"}).status_code == 200
+            split = _connections(readers, port) if len(readers) == 2 and victim not in readers else []
+        finally:
+            for client in clients:
+                client.close()
+        if split == [4, 4]:
+            break
+        assert time.monotonic() < deadline, f"the replacement never took its share: {readers} {split}"
+        time.sleep(1.0)
