@@ -48,6 +48,11 @@ class SqliteKeyStore:
     """KeyStore (graphctx.kernel.ports). One message for every failed verification, so a caller cannot
     tell an unknown key from a revoked one or a wrong secret."""
 
+    verify_in_loop = True
+    """`verify` is one primary-key read of a local WAL database (a reader never waits for a writer,
+    even another process's `keys revoke`) and a hash: tens of microseconds, less than handing the
+    check to a worker thread and back (serve: 0.08 ms of CPU a request, 1.7 %)."""
+
     def __init__(self, path: str | os.PathLike[str], *, timeout_s: float = 5.0) -> None:
         self.path = os.fspath(path)
         self._lock = threading.Lock()

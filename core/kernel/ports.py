@@ -288,7 +288,12 @@ class IndexJournal(Protocol):
 
 @runtime_checkable
 class KeyStore(Protocol):
-    """API keys, stored hashed. `verify` returns the principal of a valid, unrevoked key."""
+    """API keys, stored hashed. `verify` returns the principal of a valid, unrevoked key.
+
+    A store whose `verify` never waits (a local lookup of microseconds, no network, no lock held
+    across I/O) may set the class attribute `verify_in_loop = True`: `graphctx serve` then calls it
+    in its event loop instead of handing every request's check to a worker thread. Without it (the
+    default), `verify` runs in a worker thread and may block."""
 
     def create(self, principal: Principal) -> IssuedKey: ...
 

@@ -4,6 +4,7 @@ request ids, OpenAPI, health, parity with the Python API, and concurrent reads a
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from collections.abc import Iterator
@@ -636,3 +637,52 @@ def test_concurrent_mixed_reads_and_writes_keep_the_store_consistent(stack):
     stack.service.flush()  # the last writes' entries are completed by their index flush
     assert stack.service.stores.journal.count_pending() == 0
     assert "tenant-c" not in dumps(stack.service.status(TENANT_A))
+
+
+class _WhereVerified:
+    """A key store that records whether each verify ran in the event loop or in a worker thread."""
+
+    def __init__(self, inner: Any, in_loop: object) -> None:
+        self.inner, self.seen = inner, []
+        if in_loop is not None:
+            self.verify_in_loop = in_loop
+
+    def verify(self, token: str) -> Principal:
+        try:
+            asyncio.get_running_loop()
+            self.seen.append("event loop")
+        except RuntimeError:
+            self.seen.append("worker thread")
+        return self.inner.verify(token)
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "verify_in_loop":  # what this double says, never its inner store's
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+
+@pytest.mark.parametrize(
+    ("in_loop", "where"),
+    [(True, "event loop"), (None, "worker thread"), (False, "worker thread"), (1, "worker thread")],
+)
+def test_a_key_store_is_checked_in_the_event_loop_only_when_it_says_it_never_waits(
+    tmp_path, in_loop: object, where: str
+) -> None:
+    """KeyStore.verify_in_loop: a store that may wait (a remote one, or one that does not say) is
+    checked in a worker thread, never in the loop that serves every other request."""
+    settings = make_settings(tmp_path / "data")
+    with ContextService.open(settings, clock=fixed_clock) as service:
+        inner = registry.factory("keys", settings.key_store_backend)(settings)
+        keys = _WhereVerified(inner, in_loop)
+        token = inner.create(Principal("agent-a", "tenant-a")).token
+        try:
+            with (
+                LiveServer(create_app(service, keys, settings)) as server,
+                httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {token}"}) as http,
+            ):
+                assert post(http, "recall", {"query": "anything"}).status_code == 200
+                unknown = {"Authorization": f"Bearer {new_key().token}"}
+                assert post(http, "recall", {"query": "x"}, headers=unknown).status_code == 401
+        finally:
+            inner.close()
+        assert keys.seen == [where, where]
