@@ -250,12 +250,13 @@ class _LexicalWrites:
         self.pool = None
         if background and queued is None:
             self.pool = ThreadPoolExecutor(1, thread_name_prefix="graphctx-lexical")
+        self.inline = queued is None and self.pool is None
         self.tasks: deque[Future[None]] = deque()
         self.error: GraphctxError | None = None
         self.gathered: tuple[Scope, list[Entity]] | None = None
 
     def upsert(self, scope: Scope, entities: list[Entity]) -> None:
-        if self.queued is None and self.pool is None:
+        if self.inline:
             self._send(scope, entities)
             return
         if self.gathered is not None and self.gathered[0] != scope:
@@ -281,7 +282,7 @@ class _LexicalWrites:
         self._run(lambda: target.upsert(scope, [lexical_doc(e) for e in entities]))
 
     def _run(self, call: Callable[[], None]) -> None:
-        if self.queued is None and self.pool is None:
+        if self.inline:
             call()
             return
         while self._in_flight() >= self.IN_FLIGHT:
