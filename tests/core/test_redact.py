@@ -121,3 +121,15 @@ def test_the_literal_gate_gives_what_every_pattern_gives() -> None:
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 8)))
         assert redact(text) == _every_pattern(text), text
     assert all(isinstance(p, re.Pattern) for p in redaction._PATTERNS)
+
+
+def test_a_text_redacted_again_gets_the_same_answer():
+    """Texts found clean are remembered by identity (most are redacted twice); a secret never is."""
+    clean = "def parse(url):\n    return split(url, scheme='https')\n" * 20
+    secret = 'api_key = "abcdefghijklmnop"'
+    assert redact(clean) is clean and redact(clean) is clean
+    assert redact(secret) == redact(secret) == "api_key = [REDACTED]"
+    for n in range(20):  # the remembered texts turn over
+        assert redact(f"filler text {n}") == f"filler text {n}"
+    assert redact(clean) is clean
+    assert redact(secret + " ") == "api_key = [REDACTED] "
