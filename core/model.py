@@ -206,15 +206,19 @@ class Entity(_Frozen):
         return self
 
     @classmethod
-    def from_store(cls, **fields: Any) -> Entity:
+    def from_store(cls, *, content_hash: str | None = None, **fields: Any) -> Entity:
         """An entity read back from the store it was validated (bounds checked, summary and search
         text redacted) for when it was written: built without validating or redacting again, which
         was most of the CPU of a read. Only for values that came in through this model.
 
         A copy of an empty stored entity with the fields replaced (`model_copy(update=...)`, which
         validates nothing, like `model_construct`, but copies the defaults as one dict instead of
-        visiting every field: half the time); a field not given keeps its default."""
-        return _STORED_ENTITY.model_copy(update=fields) if cls is Entity else cls.model_construct(**fields)
+        visiting every field: half the time); a field not given keeps its default. `content_hash`,
+        when given, is the hash the store computed from these fields when it wrote them."""
+        entity = _STORED_ENTITY.model_copy(update=fields) if cls is Entity else cls.model_construct(**fields)
+        if content_hash is not None:
+            entity.__dict__["content_hash"] = content_hash  # what the cached property would compute
+        return entity
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Entity:
         copied = super().model_copy(update=update, deep=deep)

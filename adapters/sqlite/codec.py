@@ -68,6 +68,7 @@ def entity(row: sqlite3.Row) -> Entity:
         signature=row["signature"],
         source=row["source"],
         search_text=row["search_text"],
+        content_hash=row["content_hash"],
         created_at=parse_ts(row["created_at"]),
         updated_at=parse_ts(row["updated_at"]),
         tenant_id=row["tenant_id"],

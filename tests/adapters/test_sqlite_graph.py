@@ -238,6 +238,19 @@ def test_get_by_ids_keeps_order_drops_missing_and_duplicates(store: SqliteGraphS
     assert get(store, A) == []
 
 
+def test_an_entity_read_back_carries_the_hash_of_its_fields(store: SqliteGraphStore) -> None:
+    """The stored content hash is given to the entity read back (not computed again): it is the
+    hash its fields give, with and without a search text, before and after a replacement."""
+    first = ent("h1", summary="one", aliases=["x"], search_text="body words")
+    upsert(store, A, first, ent("h2", qualified_name="m.h2", line_start=3, line_end=9))
+    upsert(store, A, first.model_copy(update={"summary": "two"}))
+    for got in get(store, A, "h1", "h2"):
+        rebuilt = Entity.model_validate(got.model_dump())
+        assert got.content_hash == rebuilt.content_hash
+        assert got.model_copy(update={"summary": "other"}).content_hash != got.content_hash
+    assert get(store, A, "h1")[0].content_hash == first.model_copy(update={"summary": "two"}).content_hash
+
+
 def test_find_exact_fields_ranks_and_casefolding(store: SqliteGraphStore) -> None:
     upsert(
         store,
