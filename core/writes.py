@@ -179,53 +179,107 @@ class SyncReport:
         self.vector_skipped += other.vector_skipped
 
 
+@dataclass
+class PipelineReport:
+    """What a `pipelined` run's queued index writes left to report, known once they are done."""
+
+    errors: list[str] = field(default_factory=list)
+    vector_skipped: list[str] = field(default_factory=list)
+
+
 class _VectorWrites:
-    """One sync's vector work: each graph read's entities embedded in a background thread as they
-    come (`add`), appended to the vector index in the order they came, at least every VECTOR_BATCH
-    entities (`write`). Nothing runs without an embedder and a vector index."""
+    """Vector work in the order it comes, on one background thread (in line for a sync of one graph
+    read): each graph read's entities embedded and appended to the vector index, at least every
+    VECTOR_BATCH entities, deletes in line with them, so the caller's graph reads and lexical writes
+    go on meanwhile. A sync waits for its own at its end; a `pipelined` run has one for the whole
+    run and waits at the run's end, so its graph writes never wait for the embedder. What the index
+    holds does not depend on the batching. After a failure nothing later is written and the
+    failure is raised, as it was, by the next call and by `wait`. Nothing runs without an embedder
+    and a vector index."""
 
-    def __init__(self, sync: IndexSync, scope: Scope, report: SyncReport, *, background: bool) -> None:
-        self.sync, self.scope, self.report = sync, scope, report
-        self.background = background  # one graph read has nothing to overlap with: no thread then
+    AHEAD = 50_000
+    """Entities submitted and not yet embedded before `add` waits (the caller holds them anyway)."""
+
+    def __init__(self, sync: IndexSync, *, background: bool) -> None:
+        self.sync = sync
         self.enabled = sync.stores.embedder is not None and sync.stores.vector is not None
-        self.pool: ThreadPoolExecutor | None = None
-        self.tasks: deque[Future[tuple[list[VectorRecord], list[str]]]] = deque()
-        self.waiting = 0  # entities submitted and not yet written
+        self.pool = ThreadPoolExecutor(1, thread_name_prefix="graphctx-embed") if background else None
+        self.tasks: deque[tuple[Future[None], int]] = deque()
+        self.ahead = 0  # entities in `tasks`
+        self.error: Exception | None = None
+        # touched by the one thread that runs the work: embedded and not yet appended, and refused
+        self.rows: tuple[Scope, dict[str, VectorRecord]] | None = None
+        self.skipped: list[str] = []
 
-    def add(self, entities: list[Entity]) -> None:
-        if not self.enabled:
-            return
-        if not self.background:
-            done: Future[tuple[list[VectorRecord], list[str]]] = Future()
-            done.set_result(self.sync._vector_rows(entities))
-            self.tasks.append(done)
-        else:
-            if self.pool is None:
-                self.pool = ThreadPoolExecutor(1, thread_name_prefix="graphctx-embed")
-            self.tasks.append(self.pool.submit(self.sync._vector_rows, entities))
-        self.waiting += len(entities)
-        if self.waiting >= VECTOR_BATCH + BATCH:  # keep at most about one append's worth in memory
-            self.write()
+    def add(self, scope: Scope, entities: list[Entity]) -> None:
+        if self.enabled:
+            self._submit(lambda: self._embed(scope, entities), len(entities))
 
-    def write(self) -> None:
-        """Wait for what was submitted and append it (one upsert, then one delete of refused ids)."""
-        records: list[VectorRecord] = []
-        skipped: list[str] = []
+    def delete(self, scope: Scope, ids: list[str]) -> None:
+        if self.sync.stores.vector is not None:
+            self._submit(lambda: self._delete(scope, ids), 0)
+
+    def wait(self) -> list[str]:
+        """Everything submitted written; the ids whose vector was refused since the last wait."""
+        self._submit(self._append, 0)
         while self.tasks:
-            got, refused = self.tasks.popleft().result()
-            records += got
-            skipped += refused
-        self.waiting = 0
-        vector = self.sync.stores.vector
-        if vector is not None and records:
-            vector.upsert(self.scope, records)
-        if vector is not None and skipped:
-            vector.delete(self.scope, skipped)
-        self.report.vector_skipped += skipped
+            self.tasks.popleft()[0].result()
+        if self.error is not None:
+            raise self.error
+        skipped, self.skipped = self.skipped, []
+        return skipped
 
     def close(self) -> None:
         if self.pool is not None:
             self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def _submit(self, call: Callable[[], None], entities: int) -> None:
+        while self.tasks and (self.ahead > self.AHEAD or self.tasks[0][0].done()):
+            future, entities_done = self.tasks.popleft()
+            future.result()
+            self.ahead -= entities_done
+        if self.error is not None:
+            raise self.error
+        if self.pool is None:
+            self._guarded(call)
+            if self.error is not None:
+                raise self.error
+            return
+        self.tasks.append((self.pool.submit(self._guarded, call), entities))
+        self.ahead += entities
+
+    def _guarded(self, call: Callable[[], None]) -> None:
+        if self.error is None:  # an earlier call failed: nothing after it is written
+            try:
+                call()
+            except Exception as exc:
+                self.error = exc
+
+    def _embed(self, scope: Scope, entities: list[Entity]) -> None:
+        records, refused = self.sync._vector_rows(entities)
+        if self.rows is not None and self.rows[0] != scope:
+            self._append()  # in order: another scope's rows first
+        if self.rows is None:
+            self.rows = (scope, {})
+        self.rows[1].update((r.entity_id, r) for r in records)
+        if refused or len(self.rows[1]) >= VECTOR_BATCH:
+            self._append()
+        if refused:  # rare: their old vectors go, after the rows embedded before them
+            assert self.sync.stores.vector is not None
+            self.sync.stores.vector.delete(scope, refused)
+            self.skipped += refused
+
+    def _delete(self, scope: Scope, ids: list[str]) -> None:
+        self._append()  # in order: an id embedded in an earlier read, gone in this one
+        assert self.sync.stores.vector is not None
+        self.sync.stores.vector.delete(scope, ids)
+
+    def _append(self) -> None:
+        if self.rows is not None:
+            (scope, rows), self.rows = self.rows, None
+            vector = self.sync.stores.vector
+            if vector is not None and rows:
+                vector.upsert(scope, list(rows.values()))
 
 
 class _LexicalWrites:
@@ -375,6 +429,7 @@ class IndexSync:
         """Set when the indexes defer durability: a write's journal entry is completed by its
         background flush, not when the write returns (core/durability.py)."""
         self._pipe: _LexicalWrites | None = None  # inside `pipelined`
+        self._vectors: _VectorWrites | None = None  # inside `pipelined`
         self._held: list[Sequence[int]] = []  # journal entries completed when the pipe drains
         self._indexed: dict[tuple[Scope, str], str] | None = None
         """Inside `pipelined`: the content hash each entity was last given to both indexes with."""
@@ -565,11 +620,12 @@ class IndexSync:
         or, in a `pipelined` run, gathered into fewer calls; there an entity the indexes already got
         with the same content hash earlier in the run is not given to them again (tantivy's BM25
         statistics count a replaced document until a merge drops it). Each read's entities are
-        embedded in a background thread while the next lexical write runs (the embedders'
-        tokenizers and numpy release the GIL) and appended to the vector index in order,
-        VECTOR_BATCH at a time: its rows and their order are the same whatever the batching."""
+        embedded and appended to the vector index in order on a background thread while the next
+        lexical write runs (the embedders' tokenizers and numpy release the GIL); a sync waits for
+        its vectors at its end, a `pipelined` run at the run's end."""
         report = SyncReport()
-        vectors = _VectorWrites(self, scope, report, background=len(ids) > BATCH)
+        piped = self._vectors
+        vectors = piped or _VectorWrites(self, background=len(ids) > BATCH)
         indexed = self._indexed
         try:
             for batch in batches(ids, BATCH):
@@ -586,52 +642,58 @@ class IndexSync:
                     for i in gone:
                         indexed.pop((scope, i), None)
                 if fresh:
-                    vectors.add(fresh)
+                    vectors.add(scope, fresh)
                     lexical.upsert(scope, fresh)
                 if gone:
                     lexical.delete(scope, gone)
-                    if self.stores.vector is not None:
-                        vectors.write()  # in order: an id upserted in an earlier read, gone in this one
-                        self.stores.vector.delete(scope, gone)
+                    vectors.delete(scope, gone)
                 report.indexed += len(present)
                 report.removed += len(gone)
-            vectors.write()
+            if piped is None:
+                report.vector_skipped += vectors.wait()
         finally:
-            vectors.close()
+            if piped is None:
+                vectors.close()
         if durable and lexical is not self._pipe:
             self.flush()
-        elif durable and self.stores.vector is not None:
-            self.stores.vector.flush()  # queued lexical writes commit (and reload) as they are made
         return report
 
     @contextmanager
-    def pipelined(self, *, offload: bool = True) -> Iterator[list[str]]:
+    def pipelined(self, *, offload: bool = True) -> Iterator[PipelineReport]:
         """For a long run of entity writes (the code indexer): each call's lexical writes are queued
         to a background thread (and made by the index's own process when it offers one,
-        OffloadsWrites, and `offload`: starting that process costs a fresh interpreter) while the
-        caller's next graph work runs. A call's journal entries complete
-        when every queued lexical write is done, at the end; a lexical failure is raised by the
-        calls after it (each reports it) and put in the yielded list at the end, and the entries
-        stay journaled (completed at the next open or write)."""
+        OffloadsWrites, and `offload`: starting that process costs a fresh interpreter) and its
+        vectors to another, while the caller's next graph work runs. A call's journal entries
+        complete when every queued write is done and durable, at the end; an index failure is
+        raised by the calls after it (each reports it) and put in the yielded report's errors at
+        the end, and the entries stay journaled (completed at the next open or write)."""
         lexical = self.stores.lexical
         elsewhere = (
             lexical.writer_process() if offload and isinstance(lexical, OffloadsWrites) else nullcontext(None)
         )
         with elsewhere as queued:
             pipe = _LexicalWrites(lexical, background=True, queued=queued)
-            self._pipe, self._held, self._indexed = pipe, [], {}
+            vectors = _VectorWrites(self, background=True)
+            self._pipe, self._vectors, self._held, self._indexed = pipe, vectors, [], {}
             try:
-                errors: list[str] = []
-                yield errors
+                outcome = PipelineReport()
+                yield outcome
                 try:
                     pipe.wait()
                 except GraphctxError as exc:
-                    errors.append(_index_failed(exc).index_error or exc.message)
-                else:
+                    outcome.errors.append(_index_failed(exc).index_error or exc.message)
+                try:
+                    outcome.vector_skipped = vectors.wait()
+                except GraphctxError as exc:
+                    outcome.errors.append(_index_failed(exc).index_error or exc.message)
+                if not outcome.errors:
+                    if self.stores.vector is not None:
+                        self.stores.vector.flush()
                     for seqs in self._held:
                         self.stores.journal.complete(seqs)
             finally:
-                self._pipe, self._held, self._indexed = None, [], None
+                self._pipe, self._vectors, self._held, self._indexed = None, None, [], None
+                vectors.close()
                 pipe.close()
 
     def _vector_rows(self, entities: Sequence[Entity]) -> tuple[list[VectorRecord], list[str]]:

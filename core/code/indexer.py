@@ -304,9 +304,10 @@ class Indexer:
             full = report.layout_changed or not any(i.startswith(f"{front.lang}:") for i in stored)
             front.begin(changed, deleted, full)
         graphs = self._graphs(fronts, files, name, stored, changed)
-        with self.sync.pipelined(offload=len(changed) >= OFFLOAD_FILES) as index_errors:
+        with self.sync.pipelined(offload=len(changed) >= OFFLOAD_FILES) as queued:
             held = self._apply(scope, report, name, fronts, graphs, stored, changed, deleted, shas)
-        _add_errors(report, index_errors)
+        _add_errors(report, queued.errors)
+        report.vector_skipped += len(queued.vector_skipped)
         documents = sum(1 for g in graphs.values() if g.kind == "md")
         report.files_parsed = sum(f.parsed for f in fronts) + documents
         for front in fronts:

@@ -4,12 +4,14 @@ writes, and an embedding failure part way is reported and completed from the jou
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from graphctx import writes
+from graphctx.errors import BackendError
 from graphctx.model import Entity
 from graphctx.scope import Scope
 from graphctx.service import ContextService
@@ -114,15 +116,18 @@ def test_a_pipelined_run_gathers_upserts_and_answers_as_call_by_call(
     with ContextService.open(make_settings(tmp_path / "inline"), clock=fixed_clock) as inline:
         run(inline)
         expected, answers = inline.stores.lexical.hashes(SCOPE), _lexical_answers(inline, SCOPE)
+        vectors, nearest = inline.stores.vector.hashes(SCOPE), _vectors(inline)
     monkeypatch.setattr(writes._LexicalWrites, "GATHER", gather)
     calls: list[int] = []
     with ContextService.open(make_settings(tmp_path / "piped"), clock=fixed_clock) as piped:
         _piped(piped, monkeypatch, calls)
-        with piped.sync.pipelined(offload=False) as errors:
+        with piped.sync.pipelined(offload=False) as queued:
             run(piped)
-        assert errors == []
+        assert queued.errors == []
         assert piped.stores.lexical.hashes(SCOPE) == expected
         assert _lexical_answers(piped, SCOPE) == answers
+        assert piped.stores.vector.hashes(SCOPE) == vectors  # appended in the run, in the same order
+        assert _vectors(piped) == nearest
         assert piped.stores.journal.count_pending() == 0
     assert max(calls) > 300 and len(calls) < N // 300  # gathered, not one call per sync
 
@@ -134,7 +139,7 @@ def test_a_pipelined_run_keeps_deletes_and_scopes_in_order(tmp_path: Path, monke
     other = Scope("sync", "other")
     everything = _entities()
     with ContextService.open(make_settings(tmp_path / "piped"), clock=fixed_clock) as piped:
-        with piped.sync.pipelined(offload=False) as errors:
+        with piped.sync.pipelined(offload=False) as queued:
             for start in range(0, N, 300):
                 piped.sync.upsert_entities(SCOPE, everything[start : start + 300])
             piped.sync.upsert_entities(other, everything[:10])
@@ -143,8 +148,118 @@ def test_a_pipelined_run_keeps_deletes_and_scopes_in_order(tmp_path: Path, monke
             piped.sync.delete_entities(SCOPE, ["e00003", "e00700"])
             piped.sync.upsert_entities(SCOPE, [everything[700]])  # deleted, then back
             piped.sync.delete_entities(other, ["e00001"])
-        assert errors == []
+        assert queued.errors == []
         graph = {e.id for e in everything} - {"e00003"}
         assert set(piped.stores.lexical.hashes(SCOPE)) == graph
         assert set(piped.stores.lexical.hashes(other)) == {f"e{i:05d}" for i in range(10)} - {"e00001"}
+        assert set(piped.stores.vector.hashes(SCOPE)) == graph
+        assert set(piped.stores.vector.hashes(other)) == {f"e{i:05d}" for i in range(10)} - {"e00001"}
+        assert piped.stores.vector.hashes(SCOPE)["e00700"] == everything[700].content_hash
         assert piped.stores.journal.count_pending() == 0
+
+
+class _Gated:
+    """An embedder that embeds nothing until it is let go, and counts the texts it embedded."""
+
+    def __init__(self, inner):
+        self.inner, self.go, self.embedded = inner, threading.Event(), 0
+        self.model_id, self.dimension = inner.model_id, inner.dimension
+
+    def embed(self, texts):
+        assert self.go.wait(60), "never let go"
+        self.embedded += len(texts)
+        return np.asarray(self.inner.embed(texts))
+
+
+def test_a_pipelined_run_never_waits_for_the_embedder(tmp_path: Path):
+    """Every graph write of a pipelined run returns while the embedder has embedded nothing; the
+    vectors are all appended, in order, by the end of the run, and only then is the journal done."""
+    everything = _entities()
+    with ContextService.open(make_settings(tmp_path / "inline"), clock=fixed_clock) as inline:
+        inline.sync.upsert_entities(SCOPE, everything)
+        vectors = inline.stores.vector.hashes(SCOPE)
+    with ContextService.open(make_settings(tmp_path / "piped"), clock=fixed_clock) as piped:
+        gated = piped.stores.embedder = _Gated(piped.stores.embedder)
+        with piped.sync.pipelined(offload=False) as queued:
+            for start in range(0, N, 300):
+                _, synced = piped.sync.upsert_entities(SCOPE, everything[start : start + 300])
+                assert synced.index_error is None
+            assert gated.embedded == 0 and piped.stores.journal.count_pending() > 0
+            gated.go.set()
+        assert queued.errors == [] and gated.embedded == N
+        assert piped.stores.vector.hashes(SCOPE) == vectors
+        assert piped.stores.journal.count_pending() == 0
+
+
+class _RefusesSecond:
+    """An embedder whose second call fails with a typed backend error."""
+
+    def __init__(self, inner):
+        self.inner, self.calls = inner, 0
+        self.model_id, self.dimension = inner.model_id, inner.dimension
+
+    def embed(self, texts):
+        self.calls += 1
+        if self.calls == 2:
+            raise BackendError("the embedder is gone (injected)")
+        return np.asarray(self.inner.embed(texts))
+
+
+def test_an_embedding_failure_in_a_pipelined_run_is_reported_and_completed_later(tmp_path: Path):
+    """The failure is reported by the writes after it and at the run's end; nothing is lost: the
+    work stays journaled and the next open completes both indexes."""
+    settings = make_settings(tmp_path / "data")
+    everything = _entities()
+    with ContextService.open(settings, clock=fixed_clock) as service:
+        real = service.stores.embedder
+        service.stores.embedder = _RefusesSecond(real)
+        reported = []
+        with service.sync.pipelined(offload=False) as queued:
+            for start in range(0, N, 300):
+                _, synced = service.sync.upsert_entities(SCOPE, everything[start : start + 300])
+                reported.append(synced.index_error)
+        service.stores.embedder = real
+        assert reported[0] is None and reported[-1]  # the calls after it report it
+        assert queued.errors == [reported[-1]]
+        assert service.stores.journal.count_pending() > 0
+    with ContextService.open(settings, clock=fixed_clock) as service:
+        graph = {e.id for e in everything}
+        assert set(service.stores.vector.hashes(SCOPE)) == graph
+        assert set(service.stores.lexical.hashes(SCOPE)) == graph
+        assert service.stores.journal.count_pending() == 0
+
+
+class _NaNFor:
+    """An embedder that gives a non-finite vector for texts holding `marker`."""
+
+    def __init__(self, inner, marker: str):
+        self.inner, self.marker = inner, marker
+        self.model_id, self.dimension = inner.model_id, inner.dimension
+
+    def embed(self, texts):
+        out = np.asarray(self.inner.embed(texts), dtype=np.float32)
+        out[[self.marker in t for t in texts]] = np.nan
+        return out
+
+
+@pytest.mark.parametrize("piped", [False, True])
+def test_a_refused_vector_is_reported_and_its_old_vector_removed(tmp_path: Path, piped: bool):
+    """An entity whose new text gets no valid vector keeps no stale one; the others are appended."""
+    everything = _entities()
+    refused = {e.id for e in everything if e.name.endswith(" number3")}
+    with ContextService.open(make_settings(tmp_path / "data"), clock=fixed_clock) as service:
+        service.sync.upsert_entities(SCOPE, everything)
+        service.stores.embedder = _NaNFor(service.stores.embedder, " number3.")
+        edited = [e.model_copy(update={"summary": "edited"}) for e in everything]
+        if piped:
+            with service.sync.pipelined(offload=False) as queued:
+                for start in range(0, N, 300):
+                    service.sync.upsert_entities(SCOPE, edited[start : start + 300])
+            assert queued.errors == [] and set(queued.vector_skipped) == refused
+        else:
+            _, synced = service.sync.upsert_entities(SCOPE, edited)
+            assert set(synced.vector_skipped) == refused
+        held = service.stores.vector.hashes(SCOPE)
+        assert set(held) == {e.id for e in everything} - refused
+        assert all(held[e.id] == e.content_hash for e in edited if e.id in held)
+        assert service.stores.journal.count_pending() == 0
