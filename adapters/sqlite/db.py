@@ -22,6 +22,11 @@ Key = tuple[str, str, str]
 
 MEMORY = ":memory:"
 
+WRITER_CACHE_KIB = 65_536
+"""Page cache of a connection that writes, used as it fills: hash-keyed ids land all over the
+entity and fact B-trees and their indexes, and SQLite's 2 MiB default spilled their pages (50,000
+code edges into a 20,000-entity scope: 1.33 s with the default, 0.97 s with this)."""
+
 
 def connect(
     path: str | os.PathLike[str], *, durable_commits: bool, timeout_s: float, read_only: bool = False
@@ -41,6 +46,7 @@ def connect(
     conn = sqlite3.connect(os.fspath(path), timeout=timeout_s, isolation_level=None, check_same_thread=False)
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute(f"PRAGMA cache_size = -{WRITER_CACHE_KIB:d}")
     if durable_commits:
         conn.execute("PRAGMA synchronous = FULL")
     else:
