@@ -9,14 +9,31 @@ files whose resolution can consult a changed module. Those files alone are parse
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 _CONTINUATION = re.compile(rb"\\\r?\n")
-_FROM = re.compile(rb"\bfrom\s+(\.*)\s*([A-Za-z_][\w.]*)?\s+import\b")
+# Each starts with its keyword, so re finds candidates by a fast literal search; the word boundary
+# before the keyword is checked in `_matches` (a leading \b made the scan ten times slower).
+_FROM = re.compile(rb"from\s+(\.*)\s*([A-Za-z_][\w.]*)?\s+import\b")
 _IMPORT = re.compile(
-    rb"\bimport\s+([A-Za-z_][\w.]*(?:\s+as\s+\w+)?(?:\s*,\s*[A-Za-z_][\w.]*(?:\s+as\s+\w+)?)*)"
+    rb"import\s+([A-Za-z_][\w.]*(?:\s+as\s+\w+)?(?:\s*,\s*[A-Za-z_][\w.]*(?:\s+as\s+\w+)?)*)"
 )
 _AS = re.compile(rb"\s+as\s+\w+")
+_WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+def _matches(pattern: re.Pattern[bytes], text: bytes) -> Iterator[re.Match[bytes]]:
+    """What finditer finds with a word boundary before the pattern: a match preceded by a word
+    character is not one, and the search goes on from the next position (a later match may start
+    inside it)."""
+    pos = 0
+    while (match := pattern.search(text, pos)) is not None:
+        start = match.start()
+        if start and text[start - 1] in _WORD:
+            pos = start + 1
+            continue
+        yield match
+        pos = match.end()
 
 
 def _prefixes(name: str) -> list[str]:
@@ -32,7 +49,7 @@ def imported_modules(
     text = _CONTINUATION.sub(b" ", data)
     package = module if is_package else module.rpartition(".")[0]
     found: set[str] = set()
-    for match in _FROM.finditer(text):
+    for match in _matches(_FROM, text):
         dots, name = len(match.group(1)), (match.group(2) or b"").decode("ascii", "replace")
         if dots:
             parts = package.split(".") if package else []
@@ -44,7 +61,7 @@ def imported_modules(
             found.update(_prefixes(absolute(name)))
         if name:
             found.update(_prefixes(name))
-    for match in _IMPORT.finditer(text):
+    for match in _matches(_IMPORT, text):
         for item in _AS.sub(b"", match.group(1)).split(b","):
             name = item.strip().decode("ascii", "replace")
             if name:
