@@ -310,7 +310,8 @@ class Fact(_Frozen):
     @classmethod
     def from_store(cls, **fields: Any) -> Fact:
         """A fact read back from the store it was validated (and its value redacted) for when it was
-        written, with its id: built without validating again (see Entity.from_store)."""
+        written, with its id: built without validating again (see Entity.from_store). Also for
+        facts whose every field the caller built and checked as validation would (code edges)."""
         return _STORED_FACT.model_copy(update=fields) if cls is Fact else cls.model_construct(**fields)
 
     def is_valid_at(self, when: datetime) -> bool:

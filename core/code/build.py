@@ -32,13 +32,18 @@ def _lines_value(lines: Iterable[int]) -> str:
 
 
 def edge(subject: str, predicate: EdgeKind, obj: str, lines: Iterable[int] = ()) -> Fact:
-    value = _lines_value(lines) or None
-    return Fact(
+    """One edge of the code graph, its ids checked as the model checks an entity id. The rest is
+    not validated again (half the cost of an edge, and an index makes one per call site): the
+    predicate is an EdgeKind, the value line numbers within VALUE_BYTES (nothing to redact), the
+    source a constant and the id a hash, so the model's validation could not refuse or change them."""
+    for entity_id in (subject, obj):
+        bounds.check_text("entity id", entity_id, bounds.ID_BYTES)
+    return Fact.from_store(
         id=code_edge_id(subject, predicate.value, obj),
         subject_id=subject,
         predicate=predicate.value,
         object_id=obj,
-        value=value,
+        value=_lines_value(lines) or None,
         source=SOURCE,
     )
 
