@@ -14,7 +14,7 @@ import logging
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -325,6 +325,11 @@ class _LexicalWrites:
         self._flush()  # in order: an id upserted in a gathered call, deleted in this one
         target = self.queued or self.lexical
         self._run(lambda: target.delete(scope, ids))
+
+    def send_gathered(self) -> None:
+        """A failure is kept for the calls after it and for `wait`, which report it."""
+        with suppress(GraphctxError):
+            self._flush()
 
     def _flush(self) -> None:
         if self.gathered is not None:
@@ -657,6 +662,12 @@ class IndexSync:
         if durable and lexical is not self._pipe:
             self.flush()
         return report
+
+    def send_gathered(self) -> None:
+        """In a `pipelined` run, send the lexical upserts gathered so far now: the caller turns to
+        other work (the indexer to its edges), so the index builds them meanwhile, not at the end."""
+        if self._pipe is not None:
+            self._pipe.send_gathered()
 
     @contextmanager
     def pipelined(self, *, offload: bool = True) -> Iterator[PipelineReport]:

@@ -547,6 +547,7 @@ class Indexer:
             keep_old_sha = i in graphs and i in changed
             first.append(e.model_copy(update={"source": shas.get(i, "")}) if keep_old_sha else e)
         self._upsert(scope, report, first)
+        self.sync.send_gathered()  # indexed while the edges are written
         self._facts(scope, report, list(facts.values()))
         self._delete(scope, report, sorted(file_ids))
         self._upsert(scope, report, [graphs[i].file_entity for i in sorted({*changed, *dirty})])

@@ -263,3 +263,31 @@ def test_a_refused_vector_is_reported_and_its_old_vector_removed(tmp_path: Path,
         assert set(held) == {e.id for e in everything} - refused
         assert all(held[e.id] == e.content_hash for e in edited if e.id in held)
         assert service.stores.journal.count_pending() == 0
+
+
+def test_gathered_upserts_go_when_the_caller_turns_to_other_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """`send_gathered` sends what is gathered at once (the indexer, before its edges), and a lexical
+    failure met there is not raised at the caller but reported at the run's end."""
+    everything = _entities()
+    calls: list[int] = []
+    with ContextService.open(make_settings(tmp_path / "piped"), clock=fixed_clock) as piped:
+        _piped(piped, monkeypatch, calls)
+        with piped.sync.pipelined(offload=False) as queued:
+            piped.sync.upsert_entities(SCOPE, everything[:300])
+            piped.sync.send_gathered()
+            piped.sync.upsert_entities(SCOPE, everything[300:600])
+        assert queued.errors == [] and calls == [300, 300]
+        assert set(piped.stores.lexical.hashes(SCOPE)) == {e.id for e in everything[:600]}
+
+        def broken(scope: Scope, docs: list) -> None:  # type: ignore[type-arg]
+            raise BackendError("the lexical index is gone (injected)")
+
+        monkeypatch.setattr(piped.stores.lexical, "upsert", broken)
+        with piped.sync.pipelined(offload=False) as queued:
+            for start in range(600, 900, 100):  # the third send waits for the first: its failure is met
+                piped.sync.upsert_entities(SCOPE, everything[start : start + 100])
+                piped.sync.send_gathered()
+        assert len(queued.errors) == 1
+        assert piped.stores.journal.count_pending() > 0  # completed later from the journal
