@@ -53,17 +53,17 @@ def test_a_batched_sync_writes_what_read_by_read_syncs_write(tmp_path: Path):
         assert inline.stores.lexical.hashes(SCOPE) == expected_hashes
 
 
-class _FailsOnce:
-    """An embedder whose second call fails (the second graph read's entities)."""
+class _FailsSecond:
+    """An embedder whose second call (the second graph read's entities) raises `error`."""
 
-    def __init__(self, inner):
-        self.inner, self.calls = inner, 0
+    def __init__(self, inner, error: Exception):
+        self.inner, self.calls, self.error = inner, 0, error
         self.model_id, self.dimension = inner.model_id, inner.dimension
 
     def embed(self, texts):
         self.calls += 1
         if self.calls == 2:
-            raise RuntimeError("embedding failed (injected)")
+            raise self.error
         return np.asarray(self.inner.embed(texts))
 
 
@@ -71,7 +71,7 @@ def test_an_embedding_failure_part_way_is_reported_and_completed_later(tmp_path:
     settings = make_settings(tmp_path / "data")
     with ContextService.open(settings, clock=fixed_clock) as service:
         real = service.stores.embedder
-        service.stores.embedder = _FailsOnce(real)
+        service.stores.embedder = _FailsSecond(real, RuntimeError("embedding failed (injected)"))
         with pytest.raises(RuntimeError, match="injected"):
             service.sync.upsert_entities(SCOPE, _entities())
         service.stores.embedder = real
@@ -191,20 +191,6 @@ def test_a_pipelined_run_never_waits_for_the_embedder(tmp_path: Path):
         assert piped.stores.journal.count_pending() == 0
 
 
-class _RefusesSecond:
-    """An embedder whose second call fails with a typed backend error."""
-
-    def __init__(self, inner):
-        self.inner, self.calls = inner, 0
-        self.model_id, self.dimension = inner.model_id, inner.dimension
-
-    def embed(self, texts):
-        self.calls += 1
-        if self.calls == 2:
-            raise BackendError("the embedder is gone (injected)")
-        return np.asarray(self.inner.embed(texts))
-
-
 def test_an_embedding_failure_in_a_pipelined_run_is_reported_and_completed_later(tmp_path: Path):
     """The failure is reported by the writes after it and at the run's end; nothing is lost: the
     work stays journaled and the next open completes both indexes."""
@@ -212,7 +198,7 @@ def test_an_embedding_failure_in_a_pipelined_run_is_reported_and_completed_later
     everything = _entities()
     with ContextService.open(settings, clock=fixed_clock) as service:
         real = service.stores.embedder
-        service.stores.embedder = _RefusesSecond(real)
+        service.stores.embedder = _FailsSecond(real, BackendError("the embedder is gone (injected)"))
         reported = []
         with service.sync.pipelined(offload=False) as queued:
             for start in range(0, N, 300):
