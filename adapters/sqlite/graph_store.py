@@ -18,7 +18,7 @@ from graphctx.kernel.ports import CacheSizes, Capabilities
 from graphctx.scope import Scope
 
 from . import entities, facts, schema, scopes, traversal
-from .db import MEMORY, Key, connect, key, locked, stamp, transaction
+from .db import MEMORY, WRITER_CACHE_KIB, Key, connect, key, locked, stamp, transaction
 from .pool import ReadPool
 
 # (connection, scope key, params, now as stored text) -> result
@@ -40,9 +40,10 @@ _IMPLS: dict[str, _Impl] = {
     t.SCOPE_CLEAR.name: lambda c, k, p, now: scopes.clear(c, k),
 }
 READ_CONNECTIONS = 8
-PAGE_CACHE_BYTES = 2000 * 1024
-"""SQLite's default page cache per connection (cache_size = -2000: 2000 KiB), an upper bound."""
 """Most pooled read connections per store: enough for the threads of one serving process."""
+PAGE_CACHE_BYTES = 2000 * 1024
+"""SQLite's default page cache per reading connection (cache_size = -2000: 2000 KiB), an upper bound;
+the writing connection's is WRITER_CACHE_KIB."""
 _WRITES = frozenset(
     {
         t.ENTITY_UPSERT.name,
@@ -166,14 +167,15 @@ class SqliteGraphStore(TemplateDispatch):
         return self._readers.borrow(open_one)
 
     def caches(self) -> CacheSizes:
-        """Pooled read connections (each with SQLite's page cache, 2 MiB by default) and the writer's."""
+        """Pooled read connections (each with SQLite's page cache, 2 MiB by default) and the main
+        connection's (WRITER_CACHE_KIB when it writes): their bounds, filled as pages are read."""
         readers = len(self._readers)
-        connections = readers + (self._conn is not None)
+        main = PAGE_CACHE_BYTES if self.read_only else WRITER_CACHE_KIB * 1024
         return {
             "sqlite_read_connections": {"entries": readers, "max_entries": self._max_readers},
             "sqlite_page_cache": {
-                "bytes": connections * PAGE_CACHE_BYTES,
-                "max_bytes": (self._max_readers + 1) * PAGE_CACHE_BYTES,
+                "bytes": readers * PAGE_CACHE_BYTES + (main if self._conn is not None else 0),
+                "max_bytes": self._max_readers * PAGE_CACHE_BYTES + main,
             },
         }
 
