@@ -155,7 +155,8 @@ class WordLlamaEmbedder:
         out = np.empty((len(items), self.dimension), dtype=np.float32)
         for start in range(0, len(items), _BATCH_TEXTS):
             chunk = items[start : start + _BATCH_TEXTS]
-            encodings = model.tokenizer.encode_batch(chunk, add_special_tokens=False)
+            # the ids only: without the offsets encode_batch also computes, a third less CPU
+            encodings = model.tokenizer.encode_batch_fast(chunk, add_special_tokens=False)
             ids = [np.asarray(enc.ids, dtype=np.int64) for enc in encodings]
             bulk = self._bulk.loaded or sum(map(len, ids)) > _BULK_TOKENS
             out[start : start + len(chunk)] = _sum_pool(self._bulk.get() if bulk else model.embedding, ids)
