@@ -99,11 +99,9 @@ class WriterProcess:
         self._from = Connection(os.dup(self._proc.stdout.fileno()), writable=False)
         self._proc.stdin.close()
         self._proc.stdout.close()
-        try:
-            self._answer("start", START_S)
-        except BaseException:
-            self._kill()
-            raise
+        # its start is confirmed by the first answer read, not waited for here: calls can be sent
+        # (the pipe holds them) while the fresh interpreter imports, beside the caller's own work
+        self._starting = True
 
     def call(self, op: str, scope: Scope, payload: Sequence[Any]) -> None:
         self.send(op, scope, payload)
@@ -131,6 +129,9 @@ class WriterProcess:
             self._kill()
 
     def _answer(self, op: str, timeout: float | None) -> None:
+        if self._starting:
+            self._starting = False
+            self._answer("start", START_S)
         try:
             if timeout is not None and not self._from.poll(timeout):
                 raise BackendUnavailable(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import random
 import threading
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ from graphctx.adapters.tantivy import (
     exact_terms,
     identifier_tokens,
 )
+from graphctx.adapters.tantivy.writer import WriterProcess
 from graphctx.errors import BackendError, BackendUnavailable, InputError
 from graphctx.kernel.ports import LexicalDoc, LexicalHit, LexicalIndex
 from graphctx.scope import Scope
@@ -560,12 +562,31 @@ def test_the_writer_process_answers_with_the_scores_of_writing_here(tmp_path: Pa
 def test_the_writer_process_holds_the_lock_and_gives_it_back(tmp_path: Path) -> None:
     path = tmp_path / "lex"
     with TantivyLexicalIndex(path) as ix:
-        with ix.writer_process(), pytest.raises(BackendUnavailable, match="locked by another writer"):
-            TantivyLexicalIndex(path)
+        with ix.writer_process() as queued:
+            assert queued is not None
+            queued.upsert(T1, [doc("e0", "through the child", "h")])
+            queued.done()  # answered: the child started, holds the lock and committed
+            with pytest.raises(BackendUnavailable, match="locked by another writer"):
+                TantivyLexicalIndex(path)
         ix.upsert(T1, [doc("e1", "back here", "h")])
         assert ids(ix.search(T1, "back", 5)) == ["e1"]
     with TantivyLexicalIndex(path) as again:  # closed: the lock is free
-        assert again.hashes(T1) == {"e1": "h"}
+        assert again.hashes(T1) == {"e0": "h", "e1": "h"}
+
+
+def test_a_writer_process_that_cannot_start_fails_typed_at_its_first_answer(tmp_path: Path) -> None:
+    """Its start is not waited for; a child that cannot open the index says why at the first answer
+    read, and nothing waits forever."""
+    not_an_index = tmp_path / "file"
+    not_an_index.write_text("not a tantivy directory")
+    child = WriterProcess(not_an_index)
+    try:
+        with contextlib.suppress(BackendUnavailable):  # the child may be gone before the call is sent
+            child.send("upsert", T1, [doc("e1", "never written", "h")])
+        with pytest.raises(BackendError, match="tantivy start failed: cannot open the writer"):
+            child.receive("upsert")
+    finally:
+        child.close()
 
 
 def test_a_writer_process_that_dies_fails_typed_and_the_index_writes_here_again(tmp_path: Path) -> None:
