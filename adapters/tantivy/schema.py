@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from functools import lru_cache
 from itertools import repeat
+from typing import TYPE_CHECKING, NamedTuple
 
 from tantivy import Document, PreTokenizedString, Schema, SchemaBuilder, Token
 
 from graphctx.adapters.tantivy.analysis import EN_ANALYSER, clean, exact_terms, identifier_tokens
-from graphctx.kernel.ports import LexicalDoc
 from graphctx.scope import Scope
+
+if TYPE_CHECKING:  # the writer child builds documents without importing the models
+    from graphctx.kernel.ports import LexicalDoc
 
 # Stored, untokenized: the scope a hit came from, its id and hash, and the unique upsert key.
 SCOPE_FIELDS = ("tenant_id", "namespace", "graph_id")
@@ -47,6 +50,35 @@ def build_schema() -> Schema:
     return builder.build()
 
 
+class WireDoc(NamedTuple):
+    """A LexicalDoc's values as the writer child gets them: a plain tuple to pickle and unpickle,
+    with the same field names, so `to_document` reads either."""
+
+    entity_id: str
+    name: str
+    aliases: tuple[str, ...]
+    type: str
+    qualified_name: str
+    path: str
+    summary: str
+    text: str
+    content_hash: str
+
+    @classmethod
+    def of(cls, doc: LexicalDoc) -> WireDoc:
+        return cls(
+            doc.entity_id,
+            doc.name,
+            tuple(doc.aliases),
+            doc.type,
+            doc.qualified_name,
+            doc.path,
+            doc.summary,
+            doc.text,
+            doc.content_hash,
+        )
+
+
 def doc_key(scope: Scope, entity_id: str) -> str:
     """Unique per (tenant, namespace, graph, entity): equal ids in two scopes never clobber each other."""
     return _SEP.join((scope.tenant_id, scope.namespace, scope.graph_id, clean(entity_id)))
@@ -66,7 +98,7 @@ def _small_tokens(value: str) -> tuple[str, ...]:
     return tuple(identifier_tokens(value))
 
 
-def to_document(scope: Scope, doc: LexicalDoc) -> Document:
+def to_document(scope: Scope, doc: LexicalDoc | WireDoc) -> Document:
     out = Document()
     add = out.add_text
     for field, value in zip(SCOPE_FIELDS, (scope.tenant_id, scope.namespace, scope.graph_id), strict=True):

@@ -22,15 +22,17 @@ from collections.abc import Iterable, Sequence
 from contextlib import suppress
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tantivy import Document, Index, IndexWriter
 
 from graphctx.adapters.tantivy.analysis import EN_ANALYSER, english_analyser
-from graphctx.adapters.tantivy.schema import KEY, build_schema, doc_key, to_document
+from graphctx.adapters.tantivy.schema import KEY, WireDoc, build_schema, doc_key, to_document
 from graphctx.errors import BackendError, BackendUnavailable, GraphctxError
-from graphctx.kernel.ports import LexicalDoc
 from graphctx.scope import Scope
+
+if TYPE_CHECKING:  # the child gets WireDocs and never imports the models (numpy, pydantic)
+    from graphctx.kernel.ports import LexicalDoc
 
 WRITER_HEAP = 64_000_000
 START_S = 60.0  # a fresh interpreter importing tantivy: well under a second on a quiet machine
@@ -44,7 +46,7 @@ def open_writer(index: Index) -> IndexWriter:
     return index.writer(heap_size=WRITER_HEAP, num_threads=1)
 
 
-def upserts(scope: Scope, docs: Sequence[LexicalDoc]) -> Iterable[tuple[str, Document | None]]:
+def upserts(scope: Scope, docs: Sequence[LexicalDoc | WireDoc]) -> Iterable[tuple[str, Document | None]]:
     """(key, document) per entity, the last of a batch winning; built one at a time while writing,
     so a 100k batch never holds 100k documents in memory."""
     latest = {doc.entity_id: doc for doc in docs}
@@ -108,9 +110,15 @@ class WriterProcess:
         self.receive(op)
 
     def send(self, op: str, scope: Scope, payload: Sequence[Any]) -> None:
-        """One call on its way; the child answers calls in the order they were sent (`receive`)."""
+        """One call on its way; the child answers calls in the order they were sent (`receive`).
+        Documents go as WireDocs (anything else as it is, for the child to refuse)."""
+        from graphctx.kernel.ports import LexicalDoc  # this end runs in the parent, which has it
+
+        items = list(payload)
+        if op == "upsert":
+            items = [WireDoc.of(d) if isinstance(d, LexicalDoc) else d for d in items]
         try:
-            self._to.send((op, scope, list(payload)))
+            self._to.send((op, scope, items))
         except OSError as exc:
             raise self._gone(op) from exc
 
