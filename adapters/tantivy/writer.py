@@ -29,6 +29,7 @@ from tantivy import Document, Index, IndexWriter
 from graphctx.adapters.tantivy.analysis import EN_ANALYSER, english_analyser
 from graphctx.adapters.tantivy.schema import KEY, WireDoc, build_schema, doc_key, to_document
 from graphctx.errors import BackendError, BackendUnavailable, GraphctxError
+from graphctx.garbage import fewer_collections
 from graphctx.scope import Scope
 
 if TYPE_CHECKING:  # the child gets WireDocs and never imports the models (numpy, pydantic)
@@ -234,7 +235,7 @@ def main() -> None:
     answers = Connection(os.dup(1), readable=False)
     os.dup2(2, 1)
     # BrokenPipeError: the parent is gone; its journal has what it did not see answered
-    with suppress(BrokenPipeError):
+    with suppress(BrokenPipeError), fewer_collections():  # documents die once committed
         _serve(Path(sys.argv[1]), Connection(0, writable=False), answers)
 
 

@@ -36,6 +36,7 @@ from graphctx.code.repos import (
 )
 from graphctx.code.walk import SourceFile, walk
 from graphctx.errors import GraphctxError, InputError, NotFound
+from graphctx.garbage import fewer_collections
 from graphctx.kernel.reads import batches, stored_hashes
 from graphctx.kernel.stores import Stores
 from graphctx.kernel.templates import (
@@ -227,6 +228,12 @@ class Indexer:
         *,
         repo: str | None = None,
         roots: Sequence[str] = (),
+    ) -> IndexReport:
+        with fewer_collections():  # what a run builds lives to its end (graphctx.garbage)
+            return self._run(scope, root, exclude, repo, roots)
+
+    def _run(
+        self, scope: Scope, root: Path, exclude: Sequence[str], repo: str | None, roots: Sequence[str]
     ) -> IndexReport:
         started = time.perf_counter()
         root = root.expanduser().resolve()

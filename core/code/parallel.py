@@ -312,4 +312,7 @@ def _stream_worker() -> None:
 
 
 if __name__ == "__main__":
-    _stream_worker() if sys.argv[1:] == ["--stream"] else _worker()
+    from graphctx.garbage import fewer_collections
+
+    with fewer_collections():  # a worker's parsed modules hold cycles that die once they are sent
+        _stream_worker() if sys.argv[1:] == ["--stream"] else _worker()
