@@ -291,7 +291,10 @@ class _LexicalWrites:
     writing in line leaves it. After a failure nothing queued is written and every later call
     raises it."""
 
-    IN_FLIGHT = 2  # calls sent or queued and not done: about two graph reads' documents in memory
+    IN_FLIGHT = 2  # calls queued to the thread and not done: about two graph reads' documents in memory
+    SENT_AHEAD = 8
+    """Calls sent to the index's own writer process and not answered: it reads each as it comes
+    (at most GATHER documents each, held there), so the graph writes go on while it indexes."""
     GATHER = 5_000
     """In the background, upserts of one scope are sent as one call (one commit) of up to this many
     documents: nothing waits for each one's commit (a run's journal entries complete at its end),
@@ -344,7 +347,7 @@ class _LexicalWrites:
         if self.inline:
             call()
             return
-        while self._in_flight() >= self.IN_FLIGHT:
+        while self._in_flight() >= (self.IN_FLIGHT if self.queued is None else self.SENT_AHEAD):
             self._done_one()
         if self.error is not None:
             raise self.error

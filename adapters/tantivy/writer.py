@@ -3,8 +3,9 @@ child process that owns the writer for a long run of writes (`WriterProcess`).
 
 The child (`python -m graphctx.adapters.tantivy.writer DIR`) is a fresh interpreter holding the
 directory's writer lock; it gets calls on stdin ((op, scope, payload), pickled by
-`multiprocessing.connection`), possibly sent ahead, builds the next call's documents while it commits
-the last, and answers each in order once it committed, on its own copy of stdout. Building
+`multiprocessing.connection`), possibly sent ahead (it reads each as it comes, so a sender never
+waits on a full pipe), builds the next call's documents while it commits the last, and answers each
+in order once it committed, on its own copy of stdout. Building
 documents (identifier analysis, Python) and tantivy's indexing then run beside the caller's process:
 on a 2-core machine the repository indexer's next graph batch is prepared meanwhile. The calls, their
 order and their commits are those the parent would make, with the same writer settings, so the index
@@ -175,6 +176,8 @@ class WriterProcess:
 
 # (op, its entries or the failure building them); None: the parent is gone
 _Ahead = queue.Queue[tuple[str, list[tuple[str, Document | None]] | Exception] | None]
+# (op, scope, payload) as the parent sent it; None: the parent is gone
+_Inbox = queue.Queue[tuple[str, Any, list[Any]] | None]
 
 
 def _serve(path: Path, calls: Connection, answers: Connection) -> None:
@@ -186,9 +189,13 @@ def _serve(path: Path, calls: Connection, answers: Connection) -> None:
         answers.send(("error", f"cannot open the writer at {path}: {exc}"))
         return
     answers.send(("ok", None))
-    # the next call's documents are built while this one commits (the commit waits outside the GIL)
+    # calls are read as soon as they come, so the parent never waits on a full pipe (it bounds what
+    # it sends ahead); the next call's documents are built while this one commits (the commit
+    # waits outside the GIL)
+    inbox: _Inbox = queue.Queue()
     ahead: _Ahead = queue.Queue(1)
-    threading.Thread(target=_build_ahead, args=(calls, ahead), daemon=True).start()
+    threading.Thread(target=_read_calls, args=(calls, inbox), daemon=True).start()
+    threading.Thread(target=_build_ahead, args=(inbox, ahead), daemon=True).start()
     failed: str | None = None
     while (item := ahead.get()) is not None:
         op, entries = item
@@ -211,13 +218,22 @@ def _serve(path: Path, calls: Connection, answers: Connection) -> None:
     # the parent is gone: what was not committed is dropped with the writer
 
 
-def _build_ahead(calls: Connection, ahead: _Ahead) -> None:
+def _read_calls(calls: Connection, inbox: _Inbox) -> None:
     while True:
         try:
-            op, scope, payload = calls.recv()
+            inbox.put(calls.recv())
         except (EOFError, OSError):
+            inbox.put(None)
+            return
+
+
+def _build_ahead(inbox: _Inbox, ahead: _Ahead) -> None:
+    while True:
+        call = inbox.get()
+        if call is None:
             ahead.put(None)
             return
+        op, scope, payload = call
         if op == "close":
             ahead.put((op, []))
             return
