@@ -4,12 +4,12 @@ child process that owns the writer for a long run of writes (`WriterProcess`).
 The child (`python -m graphctx.adapters.tantivy.writer DIR`) is a fresh interpreter holding the
 directory's writer lock; it gets calls on stdin ((op, scope, payload), pickled by
 `multiprocessing.connection`), possibly sent ahead (it reads each as it comes, so a sender never
-waits on a full pipe), builds the next call's documents while it commits the last, and answers each
-in order once it committed, on its own copy of stdout. Building
-documents (identifier analysis, Python) and tantivy's indexing then run beside the caller's process:
-on a 2-core machine the repository indexer's next graph batch is prepared meanwhile. The calls, their
-order and their commits are those the parent would make, with the same writer settings, so the index
-and its BM25 statistics are too."""
+waits on a full pipe; one it cannot read is answered as failed), builds the next call's documents
+while it commits the last, and answers each in order once it committed, on its own copy of stdout.
+Building documents (identifier analysis, Python) and tantivy's indexing then run beside the caller's
+process: on a 2-core machine the repository indexer's next graph batch is prepared meanwhile. The
+calls, their order and their commits are those the parent would make, with the same writer
+settings, so the index and its BM25 statistics are too."""
 
 from __future__ import annotations
 
@@ -225,6 +225,8 @@ def _read_calls(calls: Connection, inbox: _Inbox) -> None:
         except (EOFError, OSError):
             inbox.put(None)
             return
+        except Exception as exc:  # a call that cannot be unpickled is answered as failed, never hangs
+            inbox.put(("unreadable", None, [exc]))
 
 
 def _build_ahead(inbox: _Inbox, ahead: _Ahead) -> None:
@@ -237,6 +239,9 @@ def _build_ahead(inbox: _Inbox, ahead: _Ahead) -> None:
         if op == "close":
             ahead.put((op, []))
             return
+        if op == "unreadable":
+            ahead.put((op, payload[0]))
+            continue
         try:
             built: list[tuple[str, Document | None]] | Exception = (
                 list(upserts(scope, payload)) if op == "upsert" else deletes(scope, payload)

@@ -589,6 +589,28 @@ def test_a_writer_process_that_cannot_start_fails_typed_at_its_first_answer(tmp_
         child.close()
 
 
+class _Unreadable:
+    """Pickles fine here; unpickling it raises (int("not a number")) in the child."""
+
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        return (int, ("not a number",))
+
+
+def test_a_call_the_child_cannot_read_is_answered_as_failed_not_left_hanging(tmp_path: Path) -> None:
+    with TantivyLexicalIndex(tmp_path / "lex") as ix:
+        with ix.writer_process() as queued:
+            assert queued is not None
+            queued.upsert(T1, [doc("e1", "before", "h")])
+            queued.delete(T1, [_Unreadable()])  # type: ignore[list-item]
+            queued.upsert(T1, [doc("e2", "after", "h")])
+            queued.done()
+            with pytest.raises(BackendError, match="tantivy delete failed: ValueError"):
+                queued.done()
+            with pytest.raises(BackendError, match="not written after an earlier failure"):
+                queued.done()
+        assert ix.hashes(T1) == {"e1": "h"}
+
+
 def test_a_writer_process_that_dies_fails_typed_and_the_index_writes_here_again(tmp_path: Path) -> None:
     with TantivyLexicalIndex(tmp_path / "lex") as ix:
         with ix.writer_process():
