@@ -308,6 +308,7 @@ class _LexicalWrites:
         if background and queued is None:
             self.pool = ThreadPoolExecutor(1, thread_name_prefix="graphctx-lexical")
         self.inline = queued is None and self.pool is None
+        self.limit = self.IN_FLIGHT if queued is None else self.SENT_AHEAD  # calls not yet done
         self.tasks: deque[Future[None]] = deque()
         self.error: GraphctxError | None = None
         self.gathered: tuple[Scope, list[Entity]] | None = None
@@ -347,7 +348,7 @@ class _LexicalWrites:
         if self.inline:
             call()
             return
-        while self._in_flight() >= (self.IN_FLIGHT if self.queued is None else self.SENT_AHEAD):
+        while self._in_flight() >= self.limit:
             self._done_one()
         if self.error is not None:
             raise self.error
