@@ -45,6 +45,15 @@ class _Raised:
 _RAISED = _Raised()
 
 
+def frozen_for_exit() -> None:
+    """For a process that ends next: move every object into the collector's permanent generation, so
+    the collections of interpreter shutdown walk none of them. After a CLI `search` they walk the
+    imports, the opened stores and the answer: ~45 ms of a 390 ms call. Objects left in reference
+    cycles then stay until the process ends instead of being finalised at shutdown; whatever must be
+    flushed or closed (stores, files) is closed explicitly before, and atexit handlers still run."""
+    gc.freeze()
+
+
 @contextmanager
 def fewer_collections() -> Iterator[None]:
     """Raise the collector's thresholds for the duration (process-wide; nested and concurrent runs

@@ -83,7 +83,7 @@ class LexicalDoc(BaseModel):
 
 
 class VectorRecord(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True, defer_build=True)
 
     entity_id: str
     content_hash: str

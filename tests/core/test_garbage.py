@@ -1,9 +1,12 @@
 """The collector's thresholds during a bulk run: raised once, restored when the last run ends, and
-never lowered or turned on against the embedding program's choice."""
+never lowered or turned on against the embedding program's choice; a short CLI call ends with its
+objects frozen for the interpreter's shutdown, a server does not."""
 
 from __future__ import annotations
 
 import gc
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 
@@ -62,3 +65,37 @@ def test_a_program_s_own_choice_is_left_alone(chosen: tuple[int, int, int]):
     with fewer_collections():
         assert gc.get_threshold() == chosen
     assert gc.get_threshold() == chosen
+
+
+PROBE = (
+    "import gc, sys\n"
+    "from graphctx.cli import main\n"
+    "sys.argv = ['graphctx', *sys.argv[1:]]\n"
+    "gc.set_threshold(700, 10, 10)\n"
+    "try:\n    main()\nexcept SystemExit:\n    pass\n"
+    "print('FROZEN', gc.get_freeze_count() > 0, 'THRESHOLDS', gc.get_threshold(), file=sys.stderr)\n"
+)
+
+
+def _cli_in_a_process(*argv: str) -> str:
+    done = subprocess.run([sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, timeout=300)
+    return done.stderr
+
+
+def test_a_short_cli_call_ends_frozen_with_its_writes_whole(tmp_path):
+    data = tmp_path / "data"
+    said = _cli_in_a_process("demo", "--data-dir", str(data))
+    assert "FROZEN True THRESHOLDS (700, 10, 10)" in said, said[-2000:]
+    # what the frozen process wrote is all there for the next one
+    read = subprocess.run(
+        [sys.executable, "-m", "graphctx.cli", "--data-dir", str(data), "--tenant", "demo", "--via",
+         "direct", "recall", "who owns checkout-api", "--json"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert read.returncode == 0, read.stderr[-2000:]
+    assert "checkout-api" in read.stdout
+
+
+def test_a_server_command_is_not_frozen():
+    said = _cli_in_a_process("serve", "--help")
+    assert "FROZEN False THRESHOLDS (700, 10, 10)" in said, said[-2000:]
