@@ -31,11 +31,14 @@ _PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(r"hooks\.slack\.com/services/[A-Za-z0-9/_-]+"),  # Slack incoming webhooks
     re.compile(r"\b\d{8,10}:AA[A-Za-z0-9_-]{30,}"),  # Telegram bot tokens
 )
-# key = value assignments whose key names a secret; the value is replaced, the key kept for context
+# key = value assignments whose key names a secret; the value is replaced, the key kept for context.
+# In code, `key: Annotation = default` keeps its annotation and only the default is judged.
 _ASSIGNMENT = re.compile(
     r"(?i)\b([A-Za-z0-9_.-]*(?:password|passwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key"
     r"|account[_-]?key|credentials?)"
-    r"[A-Za-z0-9_.-]*)(\s*[:=]\s*)(?:(['\"])[^'\"\n]{4,}?\3|[^'\"\s,;]{4,})"
+    r"[A-Za-z0-9_.-]*)(\s*[:=]\s*)"
+    r"(?:([A-Za-z_][\w.]*(?:\[[\w., |\[\]]*\])?)(\s*=\s*))?"
+    r"((['\"])[^'\"\n]{4,}?\6|[A-Za-z_][\w.]*\[[\w., |\[\]]*\](?![^'\"\s,;)\]}:])|[^'\"\s,;]{4,})"
 )  # a quoted value is redacted whole, spaces included
 
 
@@ -86,8 +89,104 @@ _clean: list[str] = [""] * _RECENT
 _turn = itertools.count()
 
 
+# Unquoted values that are code, not a secret: what a signature, a call or a config line says when
+# the secret itself is elsewhere. A quoted value is always redacted.
+_LITERALS = frozenset({"none", "null", "nil", "true", "false", "undefined"})
+_TYPE_NAMES = frozenset(
+    {"str", "bytes", "bytearray", "int", "float", "bool", "list", "dict", "tuple", "frozenset", "type", "any",
+     "object", "secretstr", "secretbytes"}
+)  # fmt: skip
+_NUMBER_TYPES = frozenset({"int", "float"})
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_GENERIC = re.compile(
+    r"(?:typing\.|t\.)?(?:Optional|Union|List|Dict|Tuple|Set|FrozenSet|Sequence|Mapping|MutableMapping"
+    r"|Iterable|Iterator|Callable|Annotated|Literal|Type|ClassVar|Final|list|dict|tuple|set|frozenset|type)"
+    r"\[[\w., |\[\]]*\]"
+)
+_REFERENCE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+_CLASS = re.compile(r"(?:[A-Za-z_]+\.)*_*[A-Z][A-Za-z]+(?:\[[\w., |\[\]]*\])?")
+_CLOSERS = {")": "(", "]": "[", "}": "{"}
+_ANNOTATION_ENDS = re.compile(r"\s*[,)=|]")  # what follows an annotation in a parameter list
+_PARAMETERS_REACH = 4000  # characters looked back for the `(` of a parameter list
+
+
+def _trimmed(value: str) -> str:
+    """The value without the punctuation of the code around it: closing brackets it did not open
+    (`None)` in `f(password=None)`) and a trailing `:`."""
+    while value and (
+        value[-1] == ":"
+        or (value[-1] in _CLOSERS and value.count(_CLOSERS[value[-1]]) < value.count(value[-1]))
+    ):
+        value = value[:-1]
+    return value
+
+
+def _last_name(dotted: str) -> str:
+    return dotted.rsplit(".", 1)[-1].lstrip("_").replace("-", "_").lower()
+
+
+def _in_parameters(text: str, at: int) -> bool:
+    """Whether `at` is inside the parentheses of a call or a definition (`name(` ... ): prose in
+    parentheses, `(password: Sunshine)`, is not."""
+    depth = 0
+    for i in range(at - 1, max(-1, at - _PARAMETERS_REACH), -1):
+        char = text[i]
+        if char in ")]}":
+            depth += 1
+        elif char in "([{":
+            if depth == 0:
+                return char == "(" and i > 0 and (text[i - 1].isalnum() or text[i - 1] == "_")
+            depth -= 1
+    return False
+
+
+def _is_code(m: re.Match[str], key: str, value: str, annotated: bool) -> bool:
+    """Whether an unquoted value is code naming no secret: a literal (`None`), the same-named variable
+    or attribute (`password=password`, `token=self._token`), or, after a `:`, a type annotation
+    (`password: Optional[str]`; a class, `tokens: ParseResults`, only in a parameter list). A call is
+    not: `password=getpass()` reads like the value `getpass()`."""
+    trimmed = _trimmed(value)
+    if trimmed.lower() in _LITERALS:
+        return True
+    if _REFERENCE.fullmatch(trimmed) and _last_name(trimmed) == _last_name(key):
+        return True
+    if not annotated:
+        return False
+    if trimmed.lower() in _TYPE_NAMES or _GENERIC.fullmatch(trimmed):
+        return True
+    return (
+        _CLASS.fullmatch(trimmed) is not None
+        and (trimmed != value or _ANNOTATION_ENDS.match(m.string, m.end()) is not None)
+        and _in_parameters(m.string, m.start())
+    )
+
+
+def _plausible_annotation(key: str, annotation: str) -> bool:
+    """An annotation before `= default`: a type name, a generic, a class name (letters, capitalised,
+    maybe subscripted) or the same name; `password: Xy7pz = abc` is a value with spaces, redacted whole."""
+    return (
+        _GENERIC.fullmatch(annotation) is not None
+        or annotation.lower() in _TYPE_NAMES
+        or _CLASS.fullmatch(annotation) is not None
+        or _last_name(annotation) == _last_name(key)
+    )
+
+
 def _assigned(m: re.Match[str]) -> str:
-    return f"{m.group(1)}{m.group(2)}{REDACTED}"
+    key, separator, annotation, equals, value, quote = m.groups()
+    typed = ":" in separator
+    if annotation is not None:  # `key: Annotation = default`
+        if typed and _plausible_annotation(key, annotation):
+            if quote is None and (
+                _is_code(m, key, value, annotated=False)
+                or (annotation.lower() in _NUMBER_TYPES and _NUMBER.fullmatch(_trimmed(value)))
+            ):
+                return m.group(0)  # `password: Optional[str] = None`, `token_limit: int = 1024`
+            return f"{key}{separator}{annotation}{equals}{REDACTED}"
+        return f"{key}{separator}{REDACTED}"
+    if quote is None and _is_code(m, key, value, annotated=typed):
+        return m.group(0)
+    return f"{key}{separator}{REDACTED}"
 
 
 def _holds_a_need(text: str, lower: str) -> bool:
