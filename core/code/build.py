@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from graphctx import bounds
 from graphctx.code.ids import document_id, module_id, section_id, symbol_id
+from graphctx.code.interface import digest, module_source
 from graphctx.code.layout import is_test_path
 from graphctx.code.markdown import Document, MentionIndex
 from graphctx.code.pyparse import Module
@@ -117,7 +118,7 @@ def module_graph(module: Module, sha: str) -> FileGraph:
         line_start=1,
         line_end=module.lines,
         summary=module.summary,
-        source=sha,
+        source=module_source(sha, digest(module)),
         search_text=search_text(module.docstring, "", (), (), module.refs.get("", ())),
     )
     graph = FileGraph(rel, "py", sha, entity, error=module.error, is_test=is_test_path(rel))

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from graphctx.code.ids import module_id
+from graphctx.code.interface import file_sha
 from graphctx.code.layout import Layout
 from graphctx.code.pyparse import Module, parse_module
 from graphctx.code.repos import Repository
@@ -96,5 +97,6 @@ class ExternalModules:
         got = self.graph.run(ENTITY_GET, self.scope, EntityGetParams(ids=(entity_id,))).entities
         isolation = Isolation(self.scope)
         return any(
-            e.id == entity_id and isolation.admit_entity(e) and e.source == repo.by_path[rel].sha for e in got
+            e.id == entity_id and isolation.admit_entity(e) and file_sha(e.source) == repo.by_path[rel].sha
+            for e in got
         )

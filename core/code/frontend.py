@@ -10,6 +10,7 @@ names, Go import paths), so an unchanged file that consulted one is re-resolved.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Protocol
 
 from graphctx.code.build import FileGraph, Stats
@@ -28,8 +29,9 @@ class FrontEnd(Protocol):
         """Entity id -> what its stored `source` sha is compared with, for every unit it indexes."""
         ...
 
-    def begin(self, changed: set[str], deleted: set[str], full: bool) -> None:
-        """The run's changed and deleted unit ids (of every language); `full`: names changed, redo all."""
+    def begin(self, changed: set[str], deleted: set[str], full: bool, sources: Mapping[str, str]) -> None:
+        """The run's changed and deleted unit ids (of every language); `full`: names changed, redo all;
+        `sources`: each stored unit's `source` as the graph holds it."""
         ...
 
     @property

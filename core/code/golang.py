@@ -24,7 +24,7 @@ consulted a changed package."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from graphctx.code import ids
@@ -118,7 +118,7 @@ class GoFrontEnd:
     def units(self) -> dict[str, SourceFile]:
         return self._units
 
-    def begin(self, changed: set[str], deleted: set[str], full: bool) -> None:
+    def begin(self, changed: set[str], deleted: set[str], full: bool, sources: Mapping[str, str]) -> None:
         self.full = full
         for i in changed | deleted:
             parsed = ids.parse(i)

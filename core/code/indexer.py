@@ -23,6 +23,7 @@ from graphctx.code.build import EVERY_MODULE, FileGraph, document_graph
 from graphctx.code.frontend import FrontEnd
 from graphctx.code.golang import GO_PACKAGE, GoFrontEnd
 from graphctx.code.ids import document_id, file_key, module_id
+from graphctx.code.interface import file_sha
 from graphctx.code.layout import Layout, discover, project_name
 from graphctx.code.markdown import MentionIndex, parse_markdown
 from graphctx.code.python import PythonFrontEnd
@@ -278,12 +279,14 @@ class Indexer:
         legacy = self._legacy(scope) if not repositories else []
         stored, code_files = self._code_ids(scope, name)
         stored_files = sorted({file_key(i) for i in stored})
-        shas = {i: e.source for i, e in code_files.items()}
+        shas = {i: e.source for i, e in code_files.items()}  # as stored (a module's carries its interface)
         report.layout_changed = bool(stored) and (
             record is None or record.layout != layout.fingerprint or record.resolution != RESOLUTION
         )
         changed = (
-            set(files) if report.layout_changed else {i for i, f in files.items() if shas.get(i) != f.sha}
+            set(files)
+            if report.layout_changed
+            else {i for i, f in files.items() if file_sha(shas.get(i, "")) != f.sha}
         )
         deleted = set(stored_files) - set(files)
         # the counts are of files: a Go package is a unit too, but not a file
@@ -309,7 +312,7 @@ class Indexer:
         self._register(scope, name, root, PENDING_LAYOUT if pending else layout.fingerprint, layout, record)
         for front in fronts:
             full = report.layout_changed or not any(i.startswith(f"{front.lang}:") for i in stored)
-            front.begin(changed, deleted, full)
+            front.begin(changed, deleted, full, shas)
         graphs = self._graphs(fronts, files, name, stored, changed)
         with self.sync.pipelined(offload=len(changed) >= OFFLOAD_FILES) as queued:
             held = self._apply(scope, report, name, fronts, graphs, stored, changed, deleted, shas)
@@ -387,7 +390,8 @@ class Indexer:
             stored, code_files = self._code_ids(scope, record.name)
             files = {module_id(record.name, f.relpath): f for f in py}
             stored_py = {file_key(i) for i in stored if i.startswith("py:")}
-            if stored_py != set(files) or any(code_files[i].source != f.sha for i, f in files.items()):
+            edited = any(file_sha(code_files[i].source) != f.sha for i, f in files.items())
+            if stored_py != set(files) or edited:
                 continue  # edited since it was indexed: its own re-index resolves it
             shas = {i: e.source for i, e in code_files.items()}
             report = IndexReport(root=record.root, repo=record.name)

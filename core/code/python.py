@@ -7,13 +7,14 @@ unchanged modules a change can reach (and what resolving them consults)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from graphctx.code import ids
 from graphctx.code.build import FileGraph, Stats, module_graph, resolve_module
 from graphctx.code.external import ExternalModules
 from graphctx.code.ids import file_key, module_id
-from graphctx.code.layout import Layout
+from graphctx.code.interface import digest, stored_digest
+from graphctx.code.layout import Layout, is_test_path
 from graphctx.code.pyparse import Module
 from graphctx.code.report import IndexReport
 from graphctx.code.repos import Repository
@@ -52,6 +53,8 @@ class PythonFrontEnd:
         self.files = {module_id(repo, f.relpath): f for f in files if f.kind == "py"}
         self.py_changes: set[str] = set()
         self.full = True
+        self._deleted: set[str] = set()
+        self._sources: Mapping[str, str] = {}
         externals = ExternalModules(graph, scope, others, exclude) if others else None
         self.workspace = Workspace(list(self.files.values()), layout, repo, self._parsed, externals)
         self.resolver = Resolver(self.workspace)
@@ -65,9 +68,11 @@ class PythonFrontEnd:
     def units(self) -> dict[str, SourceFile]:
         return self.files
 
-    def begin(self, changed: set[str], deleted: set[str], full: bool) -> None:
+    def begin(self, changed: set[str], deleted: set[str], full: bool, sources: Mapping[str, str]) -> None:
         self.py_changes = {self.name_of(i) for i in changed | deleted if i.startswith("py:")}
         self.full = full
+        self._deleted = {self.name_of(i) for i in deleted if i.startswith("py:")}
+        self._sources = sources
 
     def reresolve(self, names: set[str]) -> None:
         """A run for another repository's change: re-resolve what can reach these module names."""
@@ -85,6 +90,7 @@ class PythonFrontEnd:
         if self.full:
             targets = sorted(self.workspace.by_path)
         else:
+            self.py_changes -= self._same_interface(changed)
             reach = (
                 reachable_from(self.py_changes, self.workspace, self.resolver) if self.py_changes else set()
             )
@@ -94,6 +100,21 @@ class PythonFrontEnd:
             )
         self.add(targets)
         return self.done
+
+    def _same_interface(self, changed: set[str]) -> set[str]:
+        """The changed modules whose edit kept their interface (graphctx.code.interface): a body
+        changed. Each is re-resolved itself, but no other module can see the change. A new or
+        deleted module, a test-suite module and one stored without a digest are not among them."""
+        same: set[str] = set()
+        for i in sorted(changed):
+            f = self.files.get(i)
+            stored = stored_digest(self._sources.get(i, ""))
+            if f is None or stored is None or is_test_path(f.relpath):
+                continue
+            module = self.workspace.parse(f.relpath)
+            if self.workspace.owns(module) and not module.error and digest(module) == stored:
+                same.add(module.name)
+        return same - self._deleted
 
     def more(self, entity_ids: set[str]) -> dict[str, FileGraph]:
         """Add the graphs of the files whose resolution can reach these entities' modules."""

@@ -15,6 +15,7 @@ from tests.code.index_helpers import (
     callers,
     edges,
     graph_hashes,
+    graph_snapshot,
     lexical_ids,
     write_repo,
 )
@@ -242,4 +243,75 @@ def test_callers_of_a_recreated_entity_survive_a_failed_run(service, tmp_path, m
     service.index_repository(SCOPE, root)
     assert callees(service, SCOPE, "g.x") == {"m.run"}
     assert callers(service, SCOPE, "g.x") == {"h.y"}  # h.py never changed, yet its edge is back
+    assert_indexes_match_graph(service, SCOPE)
+
+
+INTERFACE_REPO = {
+    "pkg/__init__.py": "from pkg.core import Engine, make\n",
+    "pkg/core.py": (
+        "from pkg.conn import Conn, Other\n\n\n"
+        "class Engine:\n"
+        "    def connect(self) -> Conn:\n        return Conn()\n\n"
+        "    def helper(self):\n        return 1\n\n\n"
+        "def make() -> Engine:\n    return Engine()\n\n\n"
+        "DEFAULT = Engine()\n"
+    ),
+    "pkg/conn.py": (
+        "class Conn:\n    def execute(self):\n        return 1\n\n\n"
+        "class Other:\n    def execute(self):\n        return 2\n"
+    ),
+    "app.py": (
+        "from pkg import make\nfrom pkg.core import DEFAULT\n\n\n"
+        "def run():\n    return make().connect().execute()\n\n\n"
+        "def run_default():\n    return DEFAULT.connect()\n"
+    ),
+    "conftest.py": "from app import run\n\n\ndef call_app():\n    return run()\n",
+    "tests/test_app.py": "from conftest import call_app\n\n\ndef test_run():\n    assert call_app() == 1\n",
+    "unrelated.py": "def alone():\n    return 0\n",
+}
+
+
+def _edited(path: str, old: str, new: str) -> dict[str, str | None]:
+    assert old in INTERFACE_REPO[path]
+    return {path: INTERFACE_REPO[path].replace(old, new)}
+
+
+@pytest.mark.parametrize(
+    ("edit", "outside"),
+    [
+        # bodies only: the edited module is re-resolved, no other module is
+        (_edited("pkg/core.py", "return Engine()", "e = Engine()\n    return e"), 0),
+        (_edited("pkg/core.py", "return Conn()", "self.helper()\n        return Conn()"), 0),
+        # what other modules see: a declared return class, a module-level binding, a new name
+        (_edited("pkg/core.py", "-> Conn:", "-> Other:"), None),
+        (_edited("pkg/core.py", "DEFAULT = Engine()", "DEFAULT = Other()"), None),
+        (
+            _edited(
+                "pkg/conn.py", "        return 2\n", "        return 2\n\n\ndef extra():\n    return 3\n"
+            ),
+            None,
+        ),
+        # a test-suite helper's body: the tests of other files follow its calls
+        (
+            _edited("conftest.py", "return run()", "from app import run_default\n    return run_default()"),
+            None,
+        ),
+    ],
+    ids=["body", "body-calls", "return-class", "module-binding", "new-name", "test-helper-body"],
+)
+def test_an_incremental_run_gives_the_graph_a_fresh_index_gives(service, tmp_path, edit, outside):
+    """Whether an edit keeps the module's interface (a body changed: only the module itself is
+    re-resolved) or changes it (everything that can see it is), the graph afterwards is exactly what a
+    fresh index of the edited tree writes."""
+    root = write_repo(tmp_path / "repo", INTERFACE_REPO)
+    service.index_repository(SCOPE, root)
+    write_repo(root, edit)
+    report = service.index_repository(SCOPE, root)
+    assert report.files_changed == 1
+    if outside is not None:
+        assert report.files_reresolved == outside
+        assert report.files_parsed < report.files_seen
+    fresh = Scope("inc-fresh", "default")
+    service.index_repository(fresh, root)
+    assert graph_snapshot(service, SCOPE) == graph_snapshot(service, fresh)
     assert_indexes_match_graph(service, SCOPE)
