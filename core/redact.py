@@ -122,7 +122,15 @@ def _trimmed(value: str) -> str:
 
 
 def _last_name(dotted: str) -> str:
-    return dotted.rsplit(".", 1)[-1].lstrip("_").replace("-", "_").lower()
+    return dotted.rsplit(".", 1)[-1].lstrip("_").replace("-", "_")
+
+
+def _same_name(value: str, key: str) -> bool:
+    """Whether the value names the key's own variable: `password=password`, `token=self._token`, an
+    attribute in any case (`api_key=settings.API_KEY`); a bare word only as spelled, since
+    `PASSWORD=Password` is a (weak) password."""
+    name, own = _last_name(value), _last_name(key)
+    return name == own or ("." in value and name.lower() == own.lower())
 
 
 def _in_parameters(text: str, at: int) -> bool:
@@ -148,7 +156,7 @@ def _is_code(m: re.Match[str], key: str, value: str, annotated: bool) -> bool:
     trimmed = _trimmed(value)
     if trimmed.lower() in _LITERALS:
         return True
-    if _REFERENCE.fullmatch(trimmed) and _last_name(trimmed) == _last_name(key):
+    if _REFERENCE.fullmatch(trimmed) and _same_name(trimmed, key):
         return True
     if not annotated:
         return False
@@ -168,7 +176,7 @@ def _plausible_annotation(key: str, annotation: str) -> bool:
         _GENERIC.fullmatch(annotation) is not None
         or annotation.lower() in _TYPE_NAMES
         or _CLASS.fullmatch(annotation) is not None
-        or _last_name(annotation) == _last_name(key)
+        or _same_name(annotation, key)
     )
 
 

@@ -170,6 +170,7 @@ def test_code_that_names_a_secret_is_left_alone(code: str) -> None:
         ("wifi password: BlueFalcon, ask Sam", "wifi password: [REDACTED], ask Sam"),
         ("password = 12345678", "password = [REDACTED]"),
         ("password: Nonesuch", "password: [REDACTED]"),
+        ("PASSWORD=Password", "PASSWORD=[REDACTED]"),
     ],
 )
 def test_a_secret_beside_code_is_still_redacted(text: str, redacted: str) -> None:
