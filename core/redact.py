@@ -31,12 +31,13 @@ _PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(r"hooks\.slack\.com/services/[A-Za-z0-9/_-]+"),  # Slack incoming webhooks
     re.compile(r"\b\d{8,10}:AA[A-Za-z0-9_-]{30,}"),  # Telegram bot tokens
 )
-# key = value assignments whose key names a secret; the value is replaced, the key kept for context.
-# In code, `key: Annotation = default` keeps its annotation and only the default is judged.
+# key = value assignments whose key names a secret (`key: value` and `key is: value` too); the value is
+# replaced, the key kept for context. In code, `key: Annotation = default` keeps its annotation and
+# only the default is judged.
 _ASSIGNMENT = re.compile(
     r"(?i)\b([A-Za-z0-9_.-]*(?:password|passwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key"
     r"|account[_-]?key|credentials?)"
-    r"[A-Za-z0-9_.-]*)(\s*[:=]\s*)"
+    r"[A-Za-z0-9_.-]*)((?:\s+(?:is|was|are|were))?\s*[:=]\s*)"
     r"(?:([A-Za-z_][\w.]*(?:\[[\w., |\[\]]*\])?)(\s*=\s*))?"
     r"((['\"])[^'\"\n]{4,}?\6|[A-Za-z_][\w.]*\[[\w., |\[\]]*\](?![^'\"\s,;)\]}:])|[^'\"\s,;]{4,})"
 )  # a quoted value is redacted whole, spaces included

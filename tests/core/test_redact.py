@@ -171,6 +171,8 @@ def test_code_that_names_a_secret_is_left_alone(code: str) -> None:
         ("password = 12345678", "password = [REDACTED]"),
         ("password: Nonesuch", "password: [REDACTED]"),
         ("PASSWORD=Password", "PASSWORD=[REDACTED]"),
+        ("the wifi password is: BlueFalcon7", "the wifi password is: [REDACTED]"),
+        ("The staging token was = abcd1234efgh", "The staging token was = [REDACTED]"),
     ],
 )
 def test_a_secret_beside_code_is_still_redacted(text: str, redacted: str) -> None:
@@ -199,7 +201,7 @@ def test_no_generated_secret_survives_any_assignment_shape() -> None:
         "{k}={v}", "{k}: {v}", "{k} = {v}", "{k}:{v}", "{k}={v}\n", "{k} = {v};", "{k}: {v}, other",
         "{k}: str = {v}", "{k}: Optional[str] = {v}", "{k}: SecretStr = {v}", '{k}: str = "{v}"',
         "{k}: Token = {v}", "{k}: {v} = None", "f({k}={v})", "def f({k}: {v}):", "g(x, {k}: {v})",
-        "wifi ({k}: {v}) ask", "note: {k}: {v}, rotate",
+        "wifi ({k}: {v}) ask", "note: {k}: {v}, rotate", "the {k} is: {v}.", "our {k} was = {v}",
     ]  # fmt: skip
     tried = 0
     while tried < 3000:
