@@ -246,6 +246,35 @@ def _connections(pids: list[int], port: int) -> list[int]:
     return counts
 
 
+def _keep_alive_round(url: str, headers: dict[str, str], readers: list[int], port: int, n: int) -> list[int]:
+    """How n keep-alive clients, each answered once, are spread over the readers; then they leave."""
+    clients = [httpx.Client(base_url=url, headers=headers, timeout=30.0) for _ in range(n)]
+    try:
+        for client in clients:
+            assert client.post("/v1/recall", json={"query": "anything"}).status_code == 200
+        return _connections(readers, port)
+    finally:
+        for client in clients:
+            client.close()
+        deadline = time.monotonic() + STOP_TIMEOUT_S  # the readers see the clients leave
+        while _connections(readers, port) != [0] * len(readers):
+            assert time.monotonic() < deadline, _connections(readers, port)
+            time.sleep(0.05)
+
+
+def _both_accepting(url: str, headers: dict[str, str], writer: int, port: int) -> list[int]:
+    """The two readers once both accept. Serve answers as soon as one does, and a reader still
+    starting holds no client back, so until the second has started the first takes every client.
+    Two clients, one after the other, land one on each once both accept."""
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while True:
+        readers = _readers_of(writer)
+        if len(readers) == 2 and _keep_alive_round(url, headers, readers, port, 2) == [1, 1]:
+            return readers
+        assert time.monotonic() < deadline, f"two readers never both accepted: {readers}"
+        time.sleep(0.2)
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts connections per process in /proc")
 def test_serve_workers_gives_each_reader_its_share_of_keep_alive_clients(
@@ -256,21 +285,9 @@ def test_serve_workers_gives_each_reader_its_share_of_keep_alive_clients(
     0.5 % of runs; one shared socket with each event loop accepting gave all 8 to one reader."""
     url, headers, writer_pid = serving
     port = int(url.rsplit(":", 1)[1])
-    readers = _readers_of(writer_pid)
-    assert len(readers) == 2, readers
+    readers = _both_accepting(url, headers, writer_pid, port)
     for _ in range(4):
-        clients = [httpx.Client(base_url=url, headers=headers, timeout=30.0) for _ in range(8)]
-        try:
-            for client in clients:
-                assert client.post("/v1/recall", json={"query": "anything"}).status_code == 200
-            assert _connections(readers, port) == [4, 4]
-        finally:
-            for client in clients:
-                client.close()
-        deadline = time.monotonic() + STOP_TIMEOUT_S  # the readers see the clients leave
-        while _connections(readers, port) != [0, 0]:
-            assert time.monotonic() < deadline, _connections(readers, port)
-            time.sleep(0.05)
+        assert _keep_alive_round(url, headers, readers, port, 8) == [4, 4]
 
 
 @pytest.mark.slow
