@@ -105,15 +105,22 @@ class PythonFrontEnd:
         """The changed modules whose edit kept their interface (graphctx.code.interface): a body
         changed. Each is re-resolved itself, but no other module can see the change. A new or
         deleted module, a test-suite module and one stored without a digest are not among them."""
-        same: set[str] = set()
+        judged: list[tuple[str, str]] = []  # (relpath, stored digest)
         for i in sorted(changed):
             f = self.files.get(i)
             stored = stored_digest(self._sources.get(i, ""))
-            if f is None or stored is None or is_test_path(f.relpath):
-                continue
-            module = self.workspace.parse(f.relpath)
-            if self.workspace.owns(module) and not module.error and digest(module) == stored:
-                same.add(module.name)
+            if f is not None and stored is not None and not is_test_path(f.relpath):
+                judged.append((f.relpath, stored))
+        same: set[str] = set()
+        # parsed ahead as `add` parses its files: a large edit is not parsed here one file at a time
+        self.workspace.parse_ahead([rel for rel, _ in judged], self.workers)
+        try:
+            for rel, stored in judged:
+                module = self.workspace.parse(rel)
+                if self.workspace.owns(module) and not module.error and digest(module) == stored:
+                    same.add(module.name)
+        finally:
+            self.workspace.end_ahead()
         return same - self._deleted
 
     def more(self, entity_ids: set[str]) -> dict[str, FileGraph]:
