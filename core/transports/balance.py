@@ -216,7 +216,7 @@ class BalancedServer(uvicorn.Server):
             made: Any = config.http_protocol_class(  # type: ignore[call-arg]
                 config=config, server_state=self.server_state, app_state=self.lifespan.state, _loop=loop
             )
-            made.released = release  # run by GuardedH11Protocol.connection_lost
+            made.released = release  # run by GuardedProtocol.connection_lost
             return made  # type: ignore[no-any-return]
 
         try:

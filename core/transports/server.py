@@ -47,7 +47,7 @@ def connection_limits(settings: Settings) -> ConnectionLimits:
 
 
 def uvicorn_config(app: FastAPI, settings: Settings, *, log_level: str = "info") -> uvicorn.Config:
-    """uvicorn on the h11 protocol under the connection limits (graphctx.transports.connections);
+    """uvicorn on the httptools protocol under the connection limits (graphctx.transports.connections);
     no websockets (nothing here speaks them), no proxy headers, no server header."""
     return uvicorn.Config(
         app,

@@ -26,6 +26,7 @@ from graphctx.auth import Principal
 from graphctx.kernel.ports import KeyStore
 from graphctx.service import ContextService
 from graphctx.settings import Settings
+from graphctx.transports.connections import MAX_HEADER_BYTES
 from graphctx.transports.server import build_app
 from tests.conftest import TENANT_A, fixed_clock, make_settings
 from tests.service.memory_data import load
@@ -184,6 +185,147 @@ def test_an_idle_keep_alive_connection_is_closed(stores):
         sock.sendall(raw.head("GET", "/healthz"))
         assert raw.read_answer(sock).status == 200
         assert raw.closed_by_server(sock)
+
+
+def test_headers_over_the_bound_are_answered_431_and_closed(stores):
+    """A header that never ends, sent as fast as the socket takes it: refused once it passes
+    MAX_HEADER_BYTES (not buffered until the header deadline), answered in the API's error shape."""
+    endless = raw.head("GET", "/healthz")[:-4] + b"\r\nX-Padding: "
+    with served(stores, http_header_timeout_s=60) as s, sockets() as held:
+        sock = raw.connect(s.port)
+        held.append(sock)
+        sent, answer = _flood(sock, endless, 8 * MIB)
+        assert sent < 8 * MIB, "the server buffered 8 MiB of one header"
+        assert answer.startswith(b"HTTP/1.1 431 "), answer[:200]
+        error = json.loads(answer.partition(b"\r\n\r\n")[2])["error"]
+        assert error["code"] == "bound_exceeded"
+        assert error["details"]["bound"] == "request headers"
+        assert error["details"]["limit"] == MAX_HEADER_BYTES
+        assert raw.closed_by_server(sock)
+        assert_served(s)
+
+
+def test_headers_under_the_bound_are_served_however_they_are_split(stores):
+    padding = "p" * (MAX_HEADER_BYTES - 1024)
+    request = raw.head("GET", "/healthz", {"X-Padding": padding})
+    with served(stores) as s, sockets() as held:
+        sock = raw.connect(s.port)
+        held.append(sock)
+        for start in range(0, len(request), 1000):  # many reads, each all header bytes
+            sock.sendall(request[start : start + 1000])
+            time.sleep(0.001)
+        assert raw.read_answer(sock).status == 200
+
+
+@pytest.mark.parametrize(
+    "request_bytes",
+    [
+        b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03",
+        b"GET / HTTP/9.9\r\n\r\n",
+        b"GET /\x00 HTTP/1.1\r\n\r\n",
+    ],
+    ids=["tls-hello", "bad-version", "nul-in-target"],
+)
+def test_a_malformed_request_is_answered_400_in_the_error_shape(stores, request_bytes):
+    with served(stores) as s, sockets() as held:
+        sock = raw.connect(s.port)
+        held.append(sock)
+        sock.sendall(request_bytes)
+        answer = raw.read_answer(sock)
+        assert answer.status == 400, answer
+        assert answer.json()["error"]["code"] == "invalid_input"
+        assert raw.closed_by_server(sock)
+        assert_served(s)
+
+
+def test_pipelined_requests_are_answered_in_order_on_one_connection(stores):
+    """Requests sent back to back without waiting for answers, one with a body, one a 404 whose body
+    arrives whole, a stray CRLF between two: each answered in turn, and the connection stays open."""
+    with served(stores) as s, sockets() as held:
+        sock = raw.connect(s.port)
+        held.append(sock)
+        sock.sendall(
+            raw.head("GET", "/healthz")
+            + raw.head("POST", "/v1/recall", s.key("a"), length=len(RECALL))
+            + RECALL
+            + b"\r\n"  # some clients send one after a body
+            + raw.head("POST", "/nowhere", length=3)
+            + b"abc"
+            + raw.head("GET", "/healthz")
+        )
+        answers = _answers(sock, 4)
+        assert [a.status for a in answers] == [200, 200, 404, 200]
+        assert answers[1].json()["items"][0]["name"] == "checkout-api"
+        sock.sendall(raw.head("GET", "/healthz"))
+        assert raw.read_answer(sock).status == 200
+
+
+def _answers(sock: socket.socket, count: int) -> list[raw.Answer]:
+    """`count` responses that may share a read (raw.read_answer drops what follows its one)."""
+    data, answers = b"", []
+    while len(answers) < count:
+        top, sep, rest = data.partition(b"\r\n\r\n")
+        length = int(next((v for k, v in _fields(top) if k == "content-length"), "-1")) if sep else -1
+        if 0 <= length <= len(rest):
+            answers.append(raw.Answer(int(top.split()[1]), dict(_fields(top)), rest[:length]))
+            data = rest[length:]
+            continue
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise ConnectionError(f"closed after {len(answers)} of {count} answers")
+        data += chunk
+    return answers
+
+
+def _fields(top: bytes) -> list[tuple[str, str]]:
+    lines = top.decode("latin-1").split("\r\n")[1:]
+    return [(k.strip().lower(), v.strip()) for k, _, v in (line.partition(":") for line in lines)]
+
+
+def _flood(sock: socket.socket, prefix: bytes, total: int) -> tuple[int, bytes]:
+    """Send `prefix` then filler up to `total` bytes as fast as the server reads, collecting what it
+    answers, until it closes or the bytes run out. Returns (bytes sent, bytes received)."""
+    sent, answer = 0, b""
+    chunk = b"p" * 65536
+    sock.setblocking(False)
+    try:
+        deadline = time.monotonic() + raw.WAIT_S
+        pending = prefix
+        while sent < total and time.monotonic() < deadline:
+            readable, writable, _ = select.select([sock], [sock], [], 1.0)
+            if readable:
+                try:
+                    data = sock.recv(65536)
+                except (ConnectionResetError, BrokenPipeError):
+                    break
+                if not data:
+                    break
+                answer += data
+            if writable:
+                try:
+                    sent += sock.send(pending or chunk[: total - sent])
+                    pending = b""
+                except BlockingIOError:
+                    continue
+                except (ConnectionResetError, BrokenPipeError):
+                    break
+        sock.setblocking(True)
+        sock.settimeout(raw.WAIT_S)
+        if b"\r\n\r\n" not in answer:
+            answer += _read_until_close(sock)
+    finally:
+        sock.settimeout(raw.WAIT_S)
+    return sent, answer
+
+
+def _read_until_close(sock: socket.socket) -> bytes:
+    data = b""
+    try:
+        while chunk := sock.recv(65536):
+            data += chunk
+    except (ConnectionResetError, BrokenPipeError, TimeoutError):
+        pass
+    return data
 
 
 # -- the connection cap ---------------------------------------------------------------------------
