@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from statistics import median
 from typing import Any
 
 import httpx
@@ -491,7 +492,15 @@ def combined(trials: list[dict[str, Any]]) -> dict[str, Any]:
 
 def measure(store: Store, args: argparse.Namespace, installs: dict[str, Path | None]) -> tuple[str, bool]:
     cores = os.cpu_count() or 1
-    cpu_ms = {name: cpu_per_call(store, args.embedder, args.calls, path) for name, path in installs.items()}
+    # the machine's speed drifts over a run (shared cores): the CPU per call is sampled before the
+    # load and again after each worker count's points, and the ceiling is the median of the samples
+    samples: dict[str, list[float]] = {name: [] for name in installs}
+
+    def sample_cpu() -> None:
+        for name, path in installs.items():
+            samples[name].append(cpu_per_call(store, args.embedder, args.calls, path))
+
+    sample_cpu()
     got: dict[tuple[str, int, int], dict[str, Any]] = {}
     exits: list[str] = []
     servers = [(name, path) for name, path in installs.items()] + [("FastAPI floor", None)]
@@ -518,6 +527,8 @@ def measure(store: Store, args: argparse.Namespace, installs: dict[str, Path | N
                 status = stop(proc)
             if status not in (0, -15):
                 exits.append(f"{name} --workers {workers}: exit status {status}")
+        sample_cpu()
+    cpu_ms = {name: median(values) for name, values in samples.items()}
     rows = []
     bad = bool(exits)
     for workers in args.workers:
@@ -537,14 +548,15 @@ def measure(store: Store, args: argparse.Namespace, installs: dict[str, Path | N
                     f"{ours['rps'] / ceiling:.2f} | {ours['load']:.1f} |"
                 )
     cpu_text = "; ".join(
-        f"{name}: {ms:.2f} ms, cores ÷ CPU per call = {cores} ÷ {ms:.2f} ms = "
-        f"**{cores * 1000 / ms:,.0f} req/s**"
+        f"{name}: {ms:.2f} ms (samples {', '.join(f'{v:.2f}' for v in samples[name])}), cores ÷ CPU per "
+        f"call = {cores} ÷ {ms:.2f} ms = **{cores * 1000 / ms:,.0f} req/s**"
         for name, ms in cpu_ms.items()
     )
     text = (
         f"#### {store.label} ({store.entities:,} entities in one scope)\n\n"
         f"In-process CPU per call (same mix on ContextService in a fresh process, no HTTP, mean of "
-        f"{args.calls} calls after 20 warm-up calls): {cpu_text}.\n\n"
+        f"{args.calls} calls after 20 warm-up calls; sampled before the load and after each worker "
+        f"count's points, the median taken): {cpu_text}.\n\n"
         "| install | workers | clients | graphctx req/s | p50 / p95 / p99 ms | worst p99 ms | "
         "connections per reader | errors | server CPU ms / req | FastAPI floor req/s | ÷ floor | "
         "÷ ceiling | load avg |\n"
