@@ -39,8 +39,11 @@ _ASSIGNMENT = re.compile(
     r"|account[_-]?key|credentials?)"
     r"[A-Za-z0-9_.-]*)((?:\s+(?:is|was|are|were))?\s*[:=]\s*)"
     r"(?:([A-Za-z_][\w.]*(?:\[[\w., |\[\]]*\])?)(\s*=\s*))?"
-    r"((['\"])[^'\"\n]{4,}?\6|[A-Za-z_][\w.]*\[[\w., |\[\]]*\](?![^'\"\s,;)\]}:])|[^'\"\s,;]{4,})"
-)  # a quoted value is redacted whole, spaces included
+    r"((['\"])[^'\"\n]{4,}?\6|[A-Za-z_][\w.]*\[[\w., |\[\]]*\](?![^'\"\s,;)\]}:])"
+    r"|[A-Za-z_][\w.]*(?:\((?:[^()'\"\n]|'[^'\n]*'|\"[^\"\n]*\"|\([^()\n]*\))*\)"
+    r"|\[(?:[^\[\]'\"\n]|'[^'\n]*'|\"[^\"\n]*\")*\])(?=[\s,;)\]}#]|$)"
+    r"|[^'\"\s,;]{4,})"
+)  # a quoted value is redacted whole, spaces included; a call or subscript (to one line) as in _call
 
 
 # Substrings without which a pattern cannot match (the same index as _PATTERNS, then _ASSIGNMENT),
@@ -181,6 +184,62 @@ def _plausible_annotation(key: str, annotation: str) -> bool:
     )
 
 
+_CALLED = re.compile(r"([A-Za-z_][\w.]*)([(\[])(.*)([)\]])", re.S)
+_QUOTED = re.compile(r"""(['"])(.*)\1""", re.S)
+_KEYWORD = re.compile(r"([A-Za-z_]\w*\s*=\s*)(.*)", re.S)
+_ENV_NAME = re.compile(
+    r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Z]*(?:PASSWORD|PASSWD|SECRET|TOKEN|KEY|CREDENTIALS?)"
+)
+
+
+def _arguments(inside: str) -> list[str]:
+    """A call's arguments split at its top-level commas (quotes and brackets respected)."""
+    parts, depth, quote, start = [], 0, "", 0
+    for i, char in enumerate(inside):
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char == "," and depth == 0:
+            parts.append(inside[start:i])
+            start = i + 1
+    return [*parts, inside[start:]] if inside.strip() else parts
+
+
+def _argument(text: str) -> str:
+    """One argument of a call that reads a secret from elsewhere: a quoted environment or setting
+    name (`"DB_PASSWORD"`), a variable's name, None, True, False are kept; anything else (a quoted
+    default, a number, a call) is the secret or may hold it."""
+    lead = text[: len(text) - len(text.lstrip())]
+    body = text.strip()
+    keyword = _KEYWORD.fullmatch(body)
+    if keyword and not body.startswith(("'", '"')):
+        name, body = keyword.groups()
+        return f"{lead}{name}{_argument(body).strip()}"
+    quoted = _QUOTED.fullmatch(body)
+    if quoted is not None:
+        return lead + (body if _ENV_NAME.fullmatch(quoted.group(2)) else REDACTED)
+    if body.lower() in _LITERALS or _REFERENCE.fullmatch(body):
+        return lead + body
+    return lead + REDACTED
+
+
+def _call(value: str) -> str:
+    """A value that calls or subscripts with a quoted argument, `os.getenv("DB_PASSWORD", "hunter2")`,
+    is code reading the secret from elsewhere, perhaps with a default: the callee and the names it
+    reads are kept, the default redacted. Any other value (`getpass()`, a word in prose) is
+    redacted whole."""
+    called = _CALLED.fullmatch(value)
+    if called is None or ("'" not in value and '"' not in value):
+        return REDACTED
+    callee, opener, inside, closer = called.groups()
+    return f"{callee}{opener}{','.join(map(_argument, _arguments(inside)))}{closer}"
+
+
 def _assigned(m: re.Match[str]) -> str:
     key, separator, annotation, equals, value, quote = m.groups()
     typed = ":" in separator
@@ -191,11 +250,11 @@ def _assigned(m: re.Match[str]) -> str:
                 or (annotation.lower() in _NUMBER_TYPES and _NUMBER.fullmatch(_trimmed(value)))
             ):
                 return m.group(0)  # `password: Optional[str] = None`, `token_limit: int = 1024`
-            return f"{key}{separator}{annotation}{equals}{REDACTED}"
+            return f"{key}{separator}{annotation}{equals}{REDACTED if quote else _call(value)}"
         return f"{key}{separator}{REDACTED}"
     if quote is None and _is_code(m, key, value, annotated=typed):
         return m.group(0)
-    return f"{key}{separator}{REDACTED}"
+    return f"{key}{separator}{REDACTED if quote else _call(value)}"
 
 
 def _holds_a_need(text: str, lower: str) -> bool:

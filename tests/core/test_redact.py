@@ -181,6 +181,52 @@ def test_a_secret_beside_code_is_still_redacted(text: str, redacted: str) -> Non
     assert redact(text) == redacted
 
 
+@pytest.mark.parametrize(
+    ("code", "redacted"),
+    [
+        (
+            'password = os.getenv("DB_PASSWORD", "hunter2hunter")',
+            'password = os.getenv("DB_PASSWORD", [REDACTED])',
+        ),
+        (
+            "token = os.environ.get('TOKEN', 'abc123secretvalue')",
+            "token = os.environ.get('TOKEN', [REDACTED])",
+        ),
+        (
+            'SECRET_KEY = config("SECRET_KEY", default="django-insecure-x1")',
+            'SECRET_KEY = config("SECRET_KEY", default=[REDACTED])',
+        ),
+        (
+            'password: str = os.getenv("PG_PASS", "pa(ss)w,rd")  # dev',
+            'password: str = os.getenv("PG_PASS", [REDACTED])  # dev',
+        ),
+        (
+            'api_key = load("svc", timeout=30, retry=None)',
+            "api_key = load([REDACTED], timeout=[REDACTED], retry=None)",
+        ),
+        ('password = b64decode("c2VjcmV0Cg==")', "password = b64decode([REDACTED])"),
+        (
+            'pin_password = os.getenv("PIN_PASSWORD", 48213)',
+            'pin_password = os.getenv("PIN_PASSWORD", [REDACTED])',
+        ),
+        ('token = vault["prod/token"]', "token = vault[[REDACTED]]"),
+        (
+            'f(password=os.getenv("DB_PASSWORD", "x1y2z3w4"))',
+            'f(password=os.getenv("DB_PASSWORD", [REDACTED]))',
+        ),
+    ],
+)
+def test_a_call_that_reads_a_secret_keeps_the_names_it_reads(code: str, redacted: str) -> None:
+    """`os.getenv("DB_PASSWORD", "hunter2")`: the default is the secret (it used to survive behind a
+    redacted `os.getenv(`); the callee and the environment or setting names it reads are kept."""
+    assert redact(code) == redacted
+
+
+def test_a_subscript_of_the_environment_is_left_alone() -> None:
+    code = 'db_password = os.environ["DB_PASSWORD"]'
+    assert redact(code) == code
+
+
 def test_no_generated_secret_survives_any_assignment_shape() -> None:
     """Secrets with a digit and a symbol (so never a literal, a name or a type) after every key shape,
     in prose, config, annotated and call positions: none survives. A capitalised word of letters
@@ -202,12 +248,14 @@ def test_no_generated_secret_survives_any_assignment_shape() -> None:
         "{k}: str = {v}", "{k}: Optional[str] = {v}", "{k}: SecretStr = {v}", '{k}: str = "{v}"',
         "{k}: Token = {v}", "{k}: {v} = None", "f({k}={v})", "def f({k}: {v}):", "g(x, {k}: {v})",
         "wifi ({k}: {v}) ask", "note: {k}: {v}, rotate", "the {k} is: {v}.", "our {k} was = {v}",
+        '{k} = os.getenv("DB_PASSWORD", "{v}")', "{k}: str = env('{v}')", '{k} = cfg.get("X", default="{v}")',
+        'f({k}=os.environ.get("API_KEY", "{v}"))', '{k} = vault["{v}"]',
     ]  # fmt: skip
     tried = 0
     while tried < 3000:
         value = "".join(rng.choice(alphabet) for _ in range(rng.randint(6, 18)))
-        if value.isalnum() or not any(c.isdigit() for c in value):
-            continue
+        if value.isalnum() or not any(c.isdigit() for c in value) or re.fullmatch(r"[A-Z0-9_]+", value):
+            continue  # (a quoted A_B1 in a call reads as an environment variable's name)
         tried += 1
         text = rng.choice(shapes).format(k=rng.choice(keys), v=value)
         assert value not in redact(text), text
