@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -14,8 +16,15 @@ from graphctx.scope import Scope
 from graphctx.service import ContextService
 from graphctx.settings import Settings
 
-# no test reads the developer's own ~/.config/graphctx/graphctx.toml (subprocesses inherit this)
-os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="graphctx-test-config-")
+_CONFIG_HOME = "TESTS_GRAPHCTX_CONFIG_HOME"
+
+# no test reads the developer's own ~/.config/graphctx/graphctx.toml: one empty directory for the
+# run, made by the first process that imports this (xdist workers and test subprocesses, some of
+# them killed with SIGKILL, inherit it) and removed when that process ends
+if _CONFIG_HOME not in os.environ:
+    os.environ[_CONFIG_HOME] = tempfile.mkdtemp(prefix="graphctx-test-config-")
+    atexit.register(shutil.rmtree, os.environ[_CONFIG_HOME], ignore_errors=True)
+os.environ["XDG_CONFIG_HOME"] = os.environ[_CONFIG_HOME]
 
 FIXED_NOW = datetime(2025, 11, 29, 12, 0, tzinfo=UTC)
 TENANT_A = Scope("tenant-a", "default")
