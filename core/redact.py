@@ -39,11 +39,19 @@ _ASSIGNMENT = re.compile(
     r"|account[_-]?key|credentials?)"
     r"[A-Za-z0-9_.-]*)((?:\s+(?:is|was|are|were))?\s*[:=]\s*)"
     r"(?:([A-Za-z_][\w.]*(?:\[[\w., |\[\]]*\])?)(\s*=\s*))?"
-    r"((['\"])[^'\"\n]{4,}?\6|[A-Za-z_][\w.]*\[[\w., |\[\]]*\](?![^'\"\s,;)\]}:])"
+    r"((?:(?:[rbuf]{1,2})?(?:\"[^\"\n]*\"|'[^'\n]*')\s*\+\s*)+(?:[rbuf]{1,2})?(?:\"[^\"\n]*\"|'[^'\n]*')"
+    r"|(?:[rbuf]{1,2})?(['\"])[^'\"\n]{4,}?\6"
+    r"|\((?:\s*(?:[rbuf]{1,2})?(?:\"[^\"\n]*\"|'[^'\n]*'))+\s*\)"
+    r"|[A-Za-z_][\w.]*\[[\w., |\[\]]*\](?![^'\"\s,;)\]}:])"
     r"|[A-Za-z_][\w.]*(?:\((?:[^()'\"\n]|'[^'\n]*'|\"[^\"\n]*\"|\([^()\n]*\))*\)"
     r"|\[(?:[^\[\]'\"\n]|'[^'\n]*'|\"[^\"\n]*\")*\])(?=[\s,;)\]}#]|$)"
     r"|[^'\"\s,;]{4,})"
-)  # a quoted value is redacted whole, spaces included; a call or subscript (to one line) as in _call
+)  # a string is redacted whole: quoted (spaces included), with a prefix (b"", f""), strings joined by `+`
+# or in parentheses; a call or subscript (to one line) as _call says. Not a triple-quoted string: after
+# `class TokenizerBase:` or `TOKEN_HELP =` it is documentation (a private key block has its pattern)
+_STRING = re.compile(r"""(?i)\(?\s*[rbuf]{0,2}['"]""")
+# a string literal added to a value just redacted (`"abc" + "def"`, `f("x") + "def"`) is part of it
+_CONCATENATED = re.compile(r"""(\[REDACTED\]\)*\s*\+\s*)(?:[rbuf]{1,2})?(?:"[^"\n]*"|'[^'\n]*')""", re.I)
 
 
 # Substrings without which a pattern cannot match (the same index as _PATTERNS, then _ASSIGNMENT),
@@ -242,6 +250,7 @@ def _call(value: str) -> str:
 
 def _assigned(m: re.Match[str]) -> str:
     key, separator, annotation, equals, value, quote = m.groups()
+    quote = quote or ("'" if _STRING.match(value) else None)
     typed = ":" in separator
     if annotation is not None:  # `key: Annotation = default`
         if typed and _plausible_annotation(key, annotation):
@@ -278,7 +287,7 @@ def redact(text: str) -> str:
     if not text.isascii():
         for pattern in _PATTERNS:
             text = pattern.sub(REDACTED, text)
-        return _ASSIGNMENT.sub(_assigned, text)
+        return _assignments(text)
     for seen in _clean:
         if seen is text:
             return text
@@ -294,5 +303,13 @@ def redact(text: str) -> str:
             text = pattern.sub(REDACTED, text)
             lower = text.lower()
     if ("=" in text or ":" in text) and any(s in lower for s in _ASSIGNMENT_NEEDS):
-        text = _ASSIGNMENT.sub(_assigned, text)
+        text = _assignments(text)
+    return text
+
+
+def _assignments(text: str) -> str:
+    text = _ASSIGNMENT.sub(_assigned, text)
+    if "+" in text and REDACTED in text:
+        while (joined := _CONCATENATED.sub(rf"\1{REDACTED}", text)) != text:
+            text = joined
     return text

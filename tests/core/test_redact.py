@@ -103,7 +103,7 @@ def test_summaries_and_fact_values_are_stored_redacted() -> None:
 def _every_pattern(text: str) -> str:
     for pattern in redaction._PATTERNS:
         text = pattern.sub(REDACTED, text)
-    return redaction._ASSIGNMENT.sub(redaction._assigned, text)
+    return redaction._assignments(text)
 
 
 def test_the_literal_gate_gives_what_every_pattern_gives() -> None:
@@ -222,6 +222,30 @@ def test_a_call_that_reads_a_secret_keeps_the_names_it_reads(code: str, redacted
     assert redact(code) == redacted
 
 
+@pytest.mark.parametrize(
+    ("code", "redacted"),
+    [
+        ('SECRET_KEY = b"hunter2hunter"', "SECRET_KEY = [REDACTED]"),
+        ('password = f"hunter2{suffix}"', "password = [REDACTED]"),
+        ("token: bytes = rb'abcdefgh'", "token: bytes = [REDACTED]"),
+        ('password = "abc1" + "def2" + "ghi3"', "password = [REDACTED]"),
+        ('password = ("abc1"\n    "def2")\nx = 1', "password = [REDACTED]\nx = 1"),
+        ('password = read("a.txt") + "zzsecretzz"', "password = read([REDACTED]) + [REDACTED]"),
+    ],
+)
+def test_every_shape_of_a_string_literal_is_redacted(code: str, redacted: str) -> None:
+    """A prefixed, parenthesised or concatenated string is stored as a whole secret: before, a
+    `b"..."` or `f"..."` value, a string in parentheses, and every literal after the first `+` were
+    stored as written."""
+    assert redact(code) == redacted
+
+
+def test_a_triple_quoted_string_after_a_secret_name_is_documentation() -> None:
+    code = 'class TokenTransformer:\n    """Base class for transformations which examine tokens."""\n'
+    help_text = 'STARTING_TOKEN_HELP = """\n<p>A token to specify where to start paginating.</p>\n"""'
+    assert redact(code) == code and redact(help_text) == help_text
+
+
 def test_a_subscript_of_the_environment_is_left_alone() -> None:
     code = 'db_password = os.environ["DB_PASSWORD"]'
     assert redact(code) == code
@@ -249,7 +273,8 @@ def test_no_generated_secret_survives_any_assignment_shape() -> None:
         "{k}: Token = {v}", "{k}: {v} = None", "f({k}={v})", "def f({k}: {v}):", "g(x, {k}: {v})",
         "wifi ({k}: {v}) ask", "note: {k}: {v}, rotate", "the {k} is: {v}.", "our {k} was = {v}",
         '{k} = os.getenv("DB_PASSWORD", "{v}")', "{k}: str = env('{v}')", '{k} = cfg.get("X", default="{v}")',
-        'f({k}=os.environ.get("API_KEY", "{v}"))', '{k} = vault["{v}"]',
+        'f({k}=os.environ.get("API_KEY", "{v}"))', '{k} = vault["{v}"]', '{k} = b"{v}"', "{k} = f'{v}'",
+        '{k} = ("{v}"\n    "more")', '{k} = "pre" + "{v}"', '{k} = ("x"\n    "{v}")',
     ]  # fmt: skip
     tried = 0
     while tried < 3000:
