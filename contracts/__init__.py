@@ -26,7 +26,7 @@ try:
 except ImportError as exc:  # pragma: no cover - only without the test extra
     raise ImportError("graphctx.contracts needs pytest: pip install 'graphctx[contracts]'") from exc
 
-CONTRACT_VERSION = "1.5.0"
+CONTRACT_VERSION = "1.6.0"
 
 # Contract modules live in site-packages for adapter authors; rewrite their asserts so failures
 # show values, as they would in the author's own tests.

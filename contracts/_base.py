@@ -167,3 +167,24 @@ class ContractBase:
 
 def adversarial_scopes(request: Any) -> list[Scope]:
     return [request.getfixturevalue(n) for n in ("other_scope", "sibling_scope", "graph_scope")]
+
+
+SCOPE_SEPARATORS = "._:@-"
+"""Every character a scope selector may hold besides letters and digits (graphctx.scope)."""
+
+
+def joined_twins(scope: Scope) -> list[tuple[Scope, Scope]]:
+    """Pairs of different scopes whose parts read the same once joined by one of SCOPE_SEPARATORS
+    (`t:x`/`y` and `t`/`x:y`; `t`/`x:y`/`z` and `t`/`x`/`y:z`; `t`/`x:g`/"" and `t`/`x`/`g`): an
+    adapter that keys by a joined string instead of the three parts mixes their data. Since 1.6.0."""
+    t = scope.tenant_id
+    pairs = []
+    for i, sep in enumerate(SCOPE_SEPARATORS):  # the parts carry i: every scope here is different
+        x, y, z = f"x{i}", f"y{i}", f"z{i}"
+        pairs += [
+            (Scope(f"{t}{sep}{x}", y), Scope(t, f"{x}{sep}{y}")),
+            (Scope(t, f"{x}{sep}{y}", z), Scope(t, x, f"{y}{sep}{z}")),
+            (Scope(t, f"{x}{sep}{z}"), Scope(t, x, z)),
+        ]
+    assert len({s for pair in pairs for s in pair}) == 2 * len(pairs)
+    return pairs

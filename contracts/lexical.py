@@ -61,7 +61,7 @@ import pytest
 
 from graphctx.bounds import QUERY_BYTES
 from graphctx.contracts import datasets
-from graphctx.contracts._base import ContractBase, adversarial_scopes, check_hits
+from graphctx.contracts._base import ContractBase, adversarial_scopes, check_hits, joined_twins
 from graphctx.contracts._markers import contract_skip, requires
 from graphctx.kernel.ports import Capabilities, LexicalDoc, LexicalHit, LexicalIndex
 from graphctx.scope import Scope
@@ -467,6 +467,18 @@ class LexicalDeleteTests(LexicalIndexHarness):
             assert len(hits) == min(k, 90), f"{len(hits)} hits for k={k}, 90 documents left match"
             assert all(h.entity_id.startswith("n-") for h in hits), "a deleted document is found"
 
+    def test_delete_of_more_ids_than_any_batch(self, lexical_index: LexicalIndex, scope: Scope) -> None:
+        """One delete of 2,000 of 2,100 documents removes all 2,000 (an adapter that sends a delete in
+        batches must send every batch): exactly the 100 others stay, in hashes and in search.
+        Since 1.6.0."""
+        docs = numbered_docs(LARGE_SCOPE)
+        self.write(lexical_index, scope, docs)
+        lexical_index.delete(scope, [d.entity_id for d in docs[:2000]])
+        lexical_index.flush()
+        assert lexical_index.hashes(scope) == {d.entity_id: d.content_hash for d in docs[2000:]}
+        hits = self.checked_search(lexical_index, scope, "widget", k=MAX_K)
+        assert sorted(ids(hits)) == sorted(d.entity_id for d in docs[2000:])
+
 
 class LexicalHashesTests(LexicalIndexHarness):
     """hashes: exactly {entity_id: content_hash} of one scope, what reconcile compares with the graph.
@@ -546,6 +558,28 @@ class LexicalIsolationTests(LexicalIndexHarness):
             if s != scope:
                 assert lexical_index.hashes(s) == {d.entity_id: d.content_hash for d in docs}
                 assert "svc-pay" not in ids(self.checked_search(lexical_index, s, "quartz-ledger"))
+
+    def test_scopes_whose_joined_names_agree_never_share_a_document(
+        self, lexical_index: LexicalIndex, scope: Scope
+    ) -> None:
+        """Scopes that differ only in where a separator stands (`t:x`/`y` and `t`/`x:y`, ...: see
+        `joined_twins`) each keep their own copy of an id through upserts and a delete: the key is the
+        three parts, not a string joined from them. Since 1.6.0."""
+        pairs = joined_twins(scope)
+        for n, (a, b) in enumerate(pairs):
+            lexical_index.upsert(a, [doc("twin", f"quartz twin{n}", f"a{n}")])
+            lexical_index.upsert(b, [doc("twin", f"quartz twin{n}", f"b{n}")])
+        lexical_index.flush()
+        for n, (a, b) in enumerate(pairs):
+            assert lexical_index.hashes(a) == {"twin": f"a{n}"}, (a, b)
+            assert lexical_index.hashes(b) == {"twin": f"b{n}"}, (a, b)
+            assert [h.content_hash for h in self.checked_search(lexical_index, b, "quartz")] == [f"b{n}"]
+        for a, _ in pairs:
+            lexical_index.delete(a, ["twin"])
+        lexical_index.flush()
+        for n, (a, b) in enumerate(pairs):
+            assert lexical_index.hashes(a) == {}, (a, b)
+            assert lexical_index.hashes(b) == {"twin": f"b{n}"}, (a, b)
 
     def test_search_other_scope_only_text_is_not_found(
         self, lexical_index: LexicalIndex, request: pytest.FixtureRequest, scope: Scope

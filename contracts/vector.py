@@ -53,7 +53,13 @@ import pytest
 from numpy.typing import NDArray
 
 from graphctx.contracts import datasets
-from graphctx.contracts._base import ContractBase, adversarial_scopes, check_hits, has_capability
+from graphctx.contracts._base import (
+    ContractBase,
+    adversarial_scopes,
+    check_hits,
+    has_capability,
+    joined_twins,
+)
 from graphctx.contracts._markers import contract_skip, requires
 from graphctx.errors import InvalidVector
 from graphctx.kernel.ports import Capabilities, VectorHit, VectorIndex, VectorRecord
@@ -446,6 +452,19 @@ class VectorDeleteTests(VectorIndexHarness):
             self.assert_matches_brute_force(hits, left, query, k)
         assert set(vector_index.hashes(scope)) == set(left)
 
+    def test_delete_of_more_ids_than_any_batch(self, vector_index: VectorIndex, scope: Scope) -> None:
+        """One delete of 2,000 of 2,100 points removes all 2,000 (an adapter that sends a delete in
+        batches must send every batch): exactly the 100 others stay, in hashes and in search.
+        Since 1.6.0."""
+        vectors = random_vectors(LARGE_SCOPE, vector_index.dimension, seed=91)
+        records = [record(f"d-{i:04d}", v, f"h-{i}") for i, v in enumerate(vectors)]
+        self.write(vector_index, scope, records)
+        vector_index.delete(scope, [r.entity_id for r in records[:2000]])
+        vector_index.flush()
+        assert vector_index.hashes(scope) == {r.entity_id: r.content_hash for r in records[2000:]}
+        hits = self.checked_search(vector_index, scope, vectors[0], k=MAX_K)
+        assert sorted(ids(hits)) == sorted(r.entity_id for r in records[2000:])
+
 
 class VectorHashesTests(VectorIndexHarness):
     """hashes: exactly {entity_id: content_hash} of one scope, past any page size. Since 1.0.0.
@@ -526,6 +545,29 @@ class VectorIsolationTests(VectorIndexHarness):
                 assert vector_index.hashes(s) == {r.entity_id: r.content_hash for r in records}
                 top = self.checked_search(vector_index, s, fresh, k=MAX_K)
                 assert next(h for h in top if h.entity_id == "svc-pay").content_hash != "h-replaced"
+
+    def test_scopes_whose_joined_names_agree_never_share_a_point(
+        self, vector_index: VectorIndex, scope: Scope
+    ) -> None:
+        """Scopes that differ only in where a separator stands (`t:x`/`y` and `t`/`x:y`, ...: see
+        `joined_twins`) each keep their own point for an id through upserts and a delete: the key is
+        the three parts, not a string joined from them (nor a point id hashed from one). Since 1.6.0."""
+        pairs = joined_twins(scope)
+        vectors = random_vectors(2, vector_index.dimension, seed=93)
+        for n, (a, b) in enumerate(pairs):
+            vector_index.upsert(a, [record("twin", vectors[0], f"a{n}")])
+            vector_index.upsert(b, [record("twin", vectors[1], f"b{n}")])
+        vector_index.flush()
+        for n, (a, b) in enumerate(pairs):
+            assert vector_index.hashes(a) == {"twin": f"a{n}"}, (a, b)
+            assert vector_index.hashes(b) == {"twin": f"b{n}"}, (a, b)
+            assert [h.content_hash for h in self.checked_search(vector_index, b, vectors[0])] == [f"b{n}"]
+        for a, _ in pairs:
+            vector_index.delete(a, ["twin"])
+        vector_index.flush()
+        for n, (a, b) in enumerate(pairs):
+            assert vector_index.hashes(a) == {}, (a, b)
+            assert vector_index.hashes(b) == {"twin": f"b{n}"}, (a, b)
 
     def test_search_other_scope_only_vector_is_not_found(
         self, vector_index: VectorIndex, request: pytest.FixtureRequest, scope: Scope

@@ -17,14 +17,18 @@ from graphctx import bounds
 from graphctx.contracts import datasets
 from graphctx.contracts._markers import requires
 from graphctx.contracts.graph._common import (
+    CLEAR,
     FACTS,
     FIND,
     FROM_ROOTS,
     GET,
     HASHES,
     NEIGHBOURHOOD,
+    STATS,
     UPSERT,
     _GraphSubject,
+    all_hashes,
+    clear,
     edge,
     ent,
     entity_view,
@@ -38,10 +42,13 @@ from graphctx.contracts.graph._common import (
     load,
     neighbourhood,
     node_ids,
+    stats,
     upsert_entities,
+    upsert_facts,
     utc,
 )
 from graphctx.errors import InputError
+from graphctx.kernel import templates as t
 from graphctx.kernel.ports import GraphStore
 from graphctx.kernel.reads import stored_hashes
 from graphctx.model import Entity, Fact
@@ -196,6 +203,24 @@ class BoundaryTests(_GraphSubject):
         assert [(h.id, h.content_hash) for h in stored_hashes(graph_store, scope, "a00", page=7)] == prefix
         wanted = all_ids[1000:2000][::-1]
         assert ids(get_entities(graph_store, scope, wanted)) == wanted, "1,000 ids must hydrate in one call"
+
+    @requires(UPSERT, FACTS, CLEAR, STATS, HASHES)
+    def test_large_scope_clear_removes_every_entity_and_fact(
+        self, graph_store: GraphStore, scope: Scope, other_scope: Scope
+    ) -> None:
+        """A clear of more entities than any page or batch (2,100, and 1,050 facts) removes and counts
+        them all, and nothing of another scope. Since 1.6.0."""
+        all_ids = large_ids(LARGE)
+        facts = [edge(all_ids[i], all_ids[i + 1]) for i in range(0, LARGE, 2)]
+        for start in range(0, LARGE, 700):
+            upsert_entities(graph_store, scope, [ent(i) for i in all_ids[start : start + 700]])
+        for start in range(0, len(facts), 700):
+            upsert_facts(graph_store, scope, facts[start : start + 700])
+        upsert_entities(graph_store, other_scope, [ent(all_ids[0])])
+        assert clear(graph_store, scope) == LARGE + len(facts)
+        assert stats(graph_store, scope) == t.ScopeStats()
+        assert all_hashes(graph_store, scope) == []
+        assert [i for i, _ in all_hashes(graph_store, other_scope)] == [all_ids[0]]
 
     @requires(UPSERT, FIND)
     def test_ties_larger_than_the_limit_cut_by_id(self, graph_store: GraphStore, scope: Scope) -> None:

@@ -178,6 +178,33 @@ class EntityUpsertTests(_GraphSubject):
         ]
         assert get_entities(graph_store, scope, ["a"])[0].aliases == ("both", "new")
 
+    @requires(UPSERT, GET, HASHES)
+    def test_entity_upsert_of_reordered_aliases_is_an_update(
+        self, graph_store: GraphStore, scope: Scope
+    ) -> None:
+        """Aliases are a sequence: a version that only reorders them changes the content hash, is
+        reported updated and reads back in its new order (compared as a set, the store would keep the
+        old order and a hash that reconcile finds stale on every pass). Since 1.6.0."""
+        first, second = ent("a", aliases=("one", "two")), ent("a", aliases=("two", "one"))
+        upsert_entities(graph_store, scope, [first])
+        assert upsert_entities(graph_store, scope, [second]) == t.UpsertResult(updated=1)
+        assert get_entities(graph_store, scope, ["a"])[0].aliases == ("two", "one")
+        assert hash_page(graph_store, scope) == [("a", second.content_hash)]
+
+    @requires(UPSERT, GET, FIND)
+    def test_entity_upsert_keeps_aliases_that_differ_only_in_case(
+        self, graph_store: GraphStore, scope: Scope
+    ) -> None:
+        """Aliases that differ only in letter case (`PayGW`, `paygw`) are stored as given, and an exact
+        lookup in any case finds the entity once (an alias key that folds case must not refuse the
+        second one). Since 1.6.0."""
+        pg = ent("pg", "Payment gateway", aliases=("PayGW", "paygw"))
+        assert upsert_entities(graph_store, scope, [pg]) == t.UpsertResult(created=1)
+        assert get_entities(graph_store, scope, ["pg"])[0].aliases == ("PayGW", "paygw")
+        assert [(m.entity.id, m.field) for m in find_exact(graph_store, scope, ["PAYGW"])] == [
+            ("pg", "alias")
+        ]
+
     @requires(UPSERT, GET)
     def test_entity_upsert_accepts_entities_read_back(self, graph_store: GraphStore, scope: Scope) -> None:
         """Entities read from the store (carrying their scope) can be written back unchanged."""
@@ -469,6 +496,17 @@ class EntityDeleteTests(_GraphSubject):
         load(graph_store, scope, entities, facts)
         before = all_hashes(graph_store, scope)
         assert delete_entities(graph_store, scope, ["missing", "svc-"]) == t.DeleteResult()
+        assert all_hashes(graph_store, scope) == before
+        assert len(from_roots(graph_store, scope, ids(entities), include_invalid=True).facts) == len(facts)
+
+    @requires(UPSERT, FACTS, DELETE, HASHES, FROM_ROOTS)
+    def test_entity_delete_of_no_ids_deletes_nothing(self, graph_store: GraphStore, scope: Scope) -> None:
+        """`delete([])` reports zero and leaves the scope as it was (a query builder that adds its
+        `id IN (...)` filter only for a non-empty list deletes the whole scope). Since 1.6.0."""
+        entities, facts = memory()
+        load(graph_store, scope, entities, facts)
+        before = all_hashes(graph_store, scope)
+        assert delete_entities(graph_store, scope, []) == t.DeleteResult()
         assert all_hashes(graph_store, scope) == before
         assert len(from_roots(graph_store, scope, ids(entities), include_invalid=True).facts) == len(facts)
 

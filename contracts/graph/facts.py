@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
@@ -281,6 +281,16 @@ class FactInvalidateTests(_GraphSubject):
         assert fact_view(got) == expected_fact(want, scope)
 
     @requires(UPSERT, FACTS, INVALIDATE, FROM_ROOTS)
+    def test_fact_invalidate_of_no_ids_ends_nothing(self, graph_store: GraphStore, scope: Scope) -> None:
+        """`invalidate([], t)` counts zero and every fact stays as it was (an update whose id filter
+        is left out for an empty list ends every fact of the scope). Since 1.6.0."""
+        entities, facts = memory()
+        load(graph_store, scope, entities, facts)
+        before = from_roots(graph_store, scope, ids(entities), include_invalid=True).facts
+        assert invalidate(graph_store, scope, [], FAR_PAST) == 0
+        assert from_roots(graph_store, scope, ids(entities), include_invalid=True).facts == before
+
+    @requires(UPSERT, FACTS, INVALIDATE, FROM_ROOTS)
     def test_fact_invalidate_ends_validity(self, graph_store: GraphStore, scope: Scope) -> None:
         """After invalidation the fact is valid before valid_to and not from valid_to on."""
         end = FAR_PAST + timedelta(days=365)
@@ -326,6 +336,32 @@ class FactInvalidateTests(_GraphSubject):
 
 class FactsFromRootsTests(_GraphSubject):
     """fact.from_roots: facts touching the roots, valid at as_of unless include_invalid."""
+
+    @requires(UPSERT, FACTS, INVALIDATE, FROM_ROOTS)
+    def test_facts_from_roots_compares_instants_not_wall_clocks(
+        self, graph_store: GraphStore, scope: Scope
+    ) -> None:
+        """Instants given with any UTC offset mean that instant: a fact from 10:00Z is not valid at
+        11:30+02:00 (09:30Z) and is at 12:30+02:00; a start given at -05:00 reads back as the same
+        instant; an end given at +02:00 ends it then. Since 1.6.0."""
+        plus2, minus5 = timezone(timedelta(hours=2)), timezone(timedelta(hours=-5))
+        start = datetime(2025, 3, 1, 10, 0, tzinfo=UTC)
+        facts = [
+            edge("a", "b", id="f1", valid_from=start),
+            edge("a", "c", id="f2", valid_from=datetime(2025, 3, 1, 7, 0, tzinfo=minus5)),  # 12:00Z
+        ]
+        load(graph_store, scope, [ent("a"), ent("b"), ent("c")], facts)
+        at = datetime(2025, 3, 1, 11, 30, tzinfo=plus2)
+        assert from_roots(graph_store, scope, ["a"], as_of=at).facts == ()
+        assert ids(from_roots(graph_store, scope, ["a"], as_of=at + timedelta(hours=1)).facts) == ["f1"]
+        got = {f.id: f.valid_from for f in from_roots(graph_store, scope, ["a"], include_invalid=True).facts}
+        assert got["f2"] == datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
+        assert invalidate(graph_store, scope, ["f1"], datetime(2025, 3, 1, 14, 0, tzinfo=plus2)) == 1
+        assert ids(
+            from_roots(graph_store, scope, ["a"], as_of=datetime(2025, 3, 1, 11, 59, tzinfo=UTC)).facts
+        ) == ["f1"]
+        noon = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)  # f1 has ended, f2 has begun
+        assert ids(from_roots(graph_store, scope, ["a"], as_of=noon).facts) == ["f2"]
 
     @pytest.mark.parametrize("direction", ["out", "in", "both"])
     @requires(UPSERT, FACTS, FROM_ROOTS)

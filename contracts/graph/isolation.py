@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from graphctx.contracts import datasets
+from graphctx.contracts._base import joined_twins
 from graphctx.contracts._markers import requires
 from graphctx.contracts.graph._common import (
     CLEAR,
@@ -308,6 +309,36 @@ class IsolationTests(_GraphSubject):
         assert clear(graph_store, tenancy.scope) == len(tenancy.entities) + len(tenancy.facts)
         assert get_entities(graph_store, tenancy.scope, tenancy.entity_ids) == []
         assert self._snapshot(graph_store, tenancy) == before
+
+    @requires(UPSERT, FACTS, GET, FIND, FROM_ROOTS, DELETE)
+    def test_isolation_scopes_whose_joined_names_agree_never_share_data(
+        self, graph_store: GraphStore, scope: Scope
+    ) -> None:
+        """Scopes that differ only in where a separator stands (`t:x`/`y` and `t`/`x:y`, ...: see
+        `joined_twins`) each keep their own entity, alias and fact for the same ids through upserts
+        and a delete: a vertex or row key is the three parts, not a string joined from them.
+        Since 1.6.0."""
+        pairs = joined_twins(scope)
+        for n, (a, b) in enumerate(pairs):
+            for s, tag in ((a, f"a{n}"), (b, f"b{n}")):
+                upsert_entities(
+                    graph_store, s, [ent("twin", summary=tag, aliases=(f"alias-{tag}",)), ent("peer")]
+                )
+                upsert_facts(graph_store, s, [edge("twin", "peer", source=tag)])
+        for n, (a, b) in enumerate(pairs):
+            for s, tag, other in ((a, f"a{n}", f"b{n}"), (b, f"b{n}", f"a{n}")):
+                assert [e.summary for e in get_entities(graph_store, s, ["twin"])] == [tag], (a, b)
+                assert find_exact(graph_store, s, [f"alias-{other}"]) == [], (a, b)
+                got = from_roots(graph_store, s, ["twin"], direction="out")
+                assert [f.source for f in got.facts] == [tag], (a, b)
+        for a, _ in pairs:
+            assert delete_entities(graph_store, a, ["twin"]) == t.DeleteResult(deleted=1, facts_removed=1)
+        for n, (a, b) in enumerate(pairs):
+            assert get_entities(graph_store, a, ["twin"]) == [], (a, b)
+            assert [e.summary for e in get_entities(graph_store, b, ["twin"])] == [f"b{n}"], (a, b)
+            assert [f.source for f in from_roots(graph_store, b, ["twin"], direction="out").facts] == [
+                f"b{n}"
+            ]
 
     @requires(UPSERT, GET)
     def test_isolation_entity_naming_another_scope_never_lands_there(

@@ -852,6 +852,85 @@ CASES += [
 ]
 
 
+# contract 1.6 (a mutation sweep of the three ports): defects the 1.5 suite passed; each is caught
+# only by the 1.6 test named
+CASES += [
+    _new(
+        "broken_graph_delete_empty_wipes.py",
+        "TestBrokenDeleteEmptyWipes",
+        r"test_entity_delete_.*",
+        ("test_entity_delete_of_no_ids_deletes_nothing",),
+        must_pass=("test_entity_delete_missing_ids_changes_nothing", "test_entity_delete_removes_entity"),
+    ),
+    _new(
+        "broken_graph_invalidate_empty_ends_all.py",
+        "TestBrokenInvalidateEmptyEndsAll",
+        r"test_fact_invalidate_.*",
+        ("test_fact_invalidate_of_no_ids_ends_nothing",),
+        must_pass=("test_fact_invalidate_ends_validity",),
+    ),
+    _new(
+        "broken_graph_clear_one_batch.py",
+        "TestBrokenClearOneBatch",
+        r"test_(scope_clear_.*|large_scope_.*)",
+        ("test_large_scope_clear_removes_every_entity_and_fact",),
+        must_pass=("test_scope_clear_removes_everything", "test_scope_clear_counts_entities_and_facts"),
+    ),
+    _new(
+        "broken_graph_unchanged_ignores_alias_order.py",
+        "TestBrokenAliasSet",
+        r"test_entity_upsert_.*",
+        ("test_entity_upsert_of_reordered_aliases_is_an_update",),
+        must_pass=("test_entity_upsert_replaces_aliases", "test_entity_upsert_identical_reports_unchanged"),
+    ),
+    _new(
+        "broken_graph_alias_case_duplicates_raise.py",
+        "TestBrokenAliasCaseDup",
+        r"test_(entity_upsert_.*|find_exact_.*)",
+        ("test_entity_upsert_keeps_aliases_that_differ_only_in_case",),
+        must_pass=("test_entity_upsert_replaces_aliases", "test_find_exact_names_and_aliases_casefolded"),
+    ),
+    _new(
+        "broken_graph_ignores_utc_offset.py",
+        "TestBrokenWallClock",
+        r"test_(facts_from_roots_.*|fact_invalidate_.*)",
+        ("test_facts_from_roots_compares_instants_not_wall_clocks",),
+        must_pass=(
+            r"test_facts_from_roots_validity_in_every_direction",
+            "test_fact_invalidate_ends_validity",
+        ),
+    ),
+    _new(
+        "broken_lexical_colon_joined_key.py",
+        "TestBrokenColonKey",
+        r"test_(.*never_cross.*|scopes_whose_joined_.*|upsert_.*)",
+        ("test_scopes_whose_joined_names_agree_never_share_a_document",),
+        must_pass=("test_upsert_never_crosses_scopes", "test_delete_never_crosses_scopes"),
+    ),
+    _new(
+        "broken_lexical_delete_first_1024.py",
+        "TestBrokenDeleteCapped",
+        DELETES,
+        ("test_delete_of_more_ids_than_any_batch",),
+        must_pass=("test_delete_removes_from_search_and_hashes", "test_search_after_deletes_still_returns_k"),
+    ),
+    _new(
+        "broken_vector_colon_point_id.py",
+        "TestBrokenColonPointId",
+        r"test_(.*never_cross.*|scopes_whose_joined_.*|upsert_.*)",
+        ("test_scopes_whose_joined_names_agree_never_share_a_point",),
+        must_pass=("test_upsert_never_crosses_scopes", "test_delete_never_crosses_scopes"),
+    ),
+    _new(
+        "broken_vector_delete_one_batch.py",
+        "TestBrokenDeleteOneBatch",
+        DELETES,
+        ("test_delete_of_more_ids_than_any_batch",),
+        must_pass=("test_delete_removes_from_search_and_hashes", "test_search_after_deletes_still_returns_k"),
+    ),
+]
+
+
 def check_bites(case: Case, tmp_path: Path) -> None:
     selected = sorted(n for n in contract_tests(case.contract) if re.fullmatch(case.select, n))
     assert selected, f"{case.select!r} selects no contract test: renamed in the suite?"
