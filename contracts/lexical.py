@@ -691,6 +691,17 @@ class LexicalOrderingTests(LexicalIndexHarness):
             == sorted(e.id for e in datasets.ties())[:k]
         )
 
+    @pytest.mark.parametrize("k", [1, 3, 9])
+    def test_search_ties_ordered_by_code_point(
+        self, lexical_index: LexicalIndex, scope: Scope, k: int
+    ) -> None:
+        """Tied ids in upper and lower case, digits, punctuation and accents come in code-point order
+        (`B` before `a`, `É` before `é`), not case-folded or collated. Since 1.6.0."""
+        tied = ["a", "B", "Z", "_x", "é", "É", "0", "a-1", "a_1"]
+        self.write(lexical_index, scope, [doc(i, "tied quartz", f"h-{n}") for n, i in enumerate(tied)])
+        hits = self.checked_search(lexical_index, scope, "tied quartz", k=k)
+        assert ids(hits) == sorted(tied)[:k] and len({h.score for h in hits}) == 1
+
     def test_search_scores_descending(self, loaded: LexicalIndex, scope: Scope) -> None:
         """Hits of a mixed-relevance query come in non-increasing score order (the harness checks it)."""
         hits = self.checked_search(loaded, scope, "checkout payment redis sessions team owns", k=MAX_K)

@@ -645,6 +645,15 @@ class VectorOrderingTests(VectorIndexHarness):
         query = random_vectors(1, tied.dimension, seed=6)[0]
         assert ids(self.checked_search(tied, scope, query, k=k)) == sorted(e.id for e in datasets.ties())[:k]
 
+    @pytest.mark.parametrize("k", [1, 3, 9])
+    def test_search_ties_ordered_by_code_point(self, vector_index: VectorIndex, scope: Scope, k: int) -> None:
+        """Tied ids in upper and lower case, digits, punctuation and accents come in code-point order
+        (`B` before `a`, `É` before `é`), not case-folded or collated. Since 1.6.0."""
+        tied = ["a", "B", "Z", "_x", "é", "É", "0", "a-1", "a_1"]
+        same = random_vectors(1, vector_index.dimension, seed=57)[0]
+        self.write(vector_index, scope, [record(i, same, f"h-{n}") for n, i in enumerate(tied)])
+        assert ids(self.checked_search(vector_index, scope, same, k=k)) == sorted(tied)[:k]
+
     def test_search_repeated_is_identical(self, loaded: VectorIndex, scope: Scope) -> None:
         """The same search on the same data gives the same hits, scores and order every time."""
         for query in random_vectors(3, loaded.dimension, seed=12):

@@ -8,6 +8,8 @@ from graphctx.contracts import datasets
 from graphctx.contracts._markers import requires
 from graphctx.contracts.graph._common import (
     FACTS,
+    FAR_FUTURE,
+    FAR_PAST,
     FIND,
     FROM_ROOTS,
     HASHES,
@@ -33,6 +35,7 @@ from graphctx.contracts.graph._common import (
 )
 from graphctx.kernel import templates as t
 from graphctx.kernel.ports import GraphStore
+from graphctx.model import Fact
 from graphctx.scope import Scope
 
 # ---- clamps -----------------------------------------------------------------------------------
@@ -116,6 +119,81 @@ class ClampTests(_GraphSubject):
         assert got.truncated is True
         got = neighbourhood(graph_store, scope, ["hub"], direction="in", per_direction_limit=0, limit=200)
         assert node_ids(got) == [(0, "hub"), (1, "leaf-in-000")]
+
+    @pytest.mark.parametrize("direction", ["out", "in"])
+    @requires(UPSERT, FACTS, NEIGHBOURHOOD)
+    def test_neighbourhood_per_direction_limit_counts_only_valid_edges(
+        self, graph_store: GraphStore, scope: Scope, direction: str
+    ) -> None:
+        """A node's first `per_direction_limit` edges are its first *valid* ones: five ended edges and
+        a future one that sort before the current edge take no place (validity checked after the cut
+        leaves the node with nothing, silently). Since 1.6.0."""
+        far = [f"a{i}" for i in range(6)]
+
+        def link(other: str, fact_id: str, **kw: object) -> Fact:
+            ends = ("r", other) if direction == "out" else (other, "r")
+            return edge(*ends, "calls", id=fact_id, **kw)
+
+        facts = [link(a, f"ended-{a}", valid_to=FAR_PAST) for a in far[:5]]
+        facts += [link(far[5], "future", valid_from=FAR_FUTURE), link("b", "live")]
+        load(graph_store, scope, [ent("r"), ent("b"), *(ent(a) for a in far)], facts)
+        for as_of in (None, datasets.T_NOW):
+            got = neighbourhood(
+                graph_store, scope, ["r"], direction=direction, per_direction_limit=1, as_of=as_of
+            )
+            assert node_ids(got) == [(0, "r"), (1, "b")], as_of
+            assert [f.id for f in got.edges] == ["live"] and got.omitted == 0, as_of
+
+    @pytest.mark.parametrize("direction", ["out", "in"])
+    @requires(UPSERT, FACTS, NEIGHBOURHOOD)
+    def test_neighbourhood_per_direction_limit_counts_only_allowed_edges(
+        self, graph_store: GraphStore, scope: Scope, direction: str
+    ) -> None:
+        """With an edge allowlist, a node's first `per_direction_limit` edges are its first allowed
+        ones: `calls` edges that sort before the one `uses` edge take no place, at either hop.
+        Since 1.6.0."""
+
+        def link(a: str, b: str, predicate: str, fact_id: str) -> Fact:
+            return (
+                edge(a, b, predicate, id=fact_id) if direction == "out" else edge(b, a, predicate, id=fact_id)
+            )
+
+        facts = [link("r", f"a{i}", "calls", f"c{i}") for i in range(3)] + [link("r", "b", "uses", "u1")]
+        facts += [link("b", f"b{i}", "calls", f"d{i}") for i in range(3)] + [link("b", "c", "uses", "u2")]
+        names = ["r", "b", "c", *(f"a{i}" for i in range(3)), *(f"b{i}" for i in range(3))]
+        load(graph_store, scope, [ent(n) for n in names], facts)
+        got = neighbourhood(
+            graph_store,
+            scope,
+            ["r"],
+            direction=direction,
+            edge_types=("uses",),
+            per_direction_limit=1,
+            depth=2,
+        )
+        assert node_ids(got) == [(0, "r"), (1, "b"), (2, "c")]
+        assert sorted(f.id for f in got.edges) == ["u1", "u2"] and got.omitted == 0
+
+    @pytest.mark.parametrize(("limit", "cut"), [(2, False), (1, True)])
+    @requires(UPSERT, FACTS, FROM_ROOTS)
+    def test_facts_from_roots_limit_counts_only_matching_predicates(
+        self, graph_store: GraphStore, scope: Scope, limit: int, cut: bool
+    ) -> None:
+        """`limit` cuts the facts of the allowed predicates: three `calls` facts that sort before two
+        `uses` facts take no place in an answer for `uses` (a filter after the cut answers nothing,
+        truncated). Since 1.6.0."""
+        facts = [edge("r", f"a{i}", "calls") for i in range(3)] + [
+            edge("r", f"b{i}", "uses") for i in range(2)
+        ]
+        load(
+            graph_store,
+            scope,
+            [ent("r"), *(ent(f"a{i}") for i in range(3)), *(ent(f"b{i}") for i in range(2))],
+            facts,
+        )
+        want = ids(expected_from_roots(facts, ["r"], direction="out", predicates=("uses",)))
+        got = from_roots(graph_store, scope, ["r"], direction="out", predicates=("uses",), limit=limit)
+        assert (ids(got.facts), got.truncated) == (want[:limit], cut)
 
     @requires(UPSERT, FACTS, FROM_ROOTS)
     def test_facts_from_roots_limit_80(self, graph_store: GraphStore, scope: Scope) -> None:

@@ -93,6 +93,38 @@ class ExactLookupTests(_GraphSubject):
             assert _found(graph_store, scope, probe, "id") == [], probe
 
     @requires(UPSERT, FIND)
+    def test_find_exact_exact_fields_keep_probes_that_fold_alike(
+        self, graph_store: GraphStore, scope: Scope
+    ) -> None:
+        """Probes that differ only in case (`Foo`, `foo`) are two probes of an exact field: each finds
+        its own entity, reported with its own value (probes deduplicated by casefold find one).
+        Since 1.6.0."""
+        upsert_entities(
+            graph_store, scope,
+            [ent("Foo", "n1", qualified_name="m.A"), ent("foo", "n2", qualified_name="m.a")],
+        )  # fmt: skip
+        for field, values in (("id", ("Foo", "foo")), ("qualified_name", ("m.A", "m.a"))):
+            got = find_exact(graph_store, scope, list(values), fields=(field,))
+            assert sorted((m.entity.id, m.value) for m in got) == [("Foo", values[0]), ("foo", values[1])], (
+                field
+            )
+
+    @requires(UPSERT, FIND)
+    def test_find_exact_rank_ignores_the_order_fields_are_given(
+        self, graph_store: GraphStore, scope: Scope
+    ) -> None:
+        """Each entity comes once under its best field by the fixed rank (id, qualified_name, name,
+        alias), whatever order `fields` lists them in. Since 1.6.0."""
+        upsert_entities(
+            graph_store, scope, [ent("foo", "foo", aliases=("foo",)), ent("x", "x", aliases=("foo",))]
+        )
+        want = [(m.entity.id, m.field) for m in find_exact(graph_store, scope, ["foo"])]
+        assert want == [("foo", "id"), ("x", "alias")]
+        for fields in (("alias", "name", "qualified_name", "id"), ("name", "alias", "id", "qualified_name")):
+            got = find_exact(graph_store, scope, ["foo"], fields=fields)
+            assert [(m.entity.id, m.field) for m in got] == want, fields
+
+    @requires(UPSERT, FIND)
     def test_find_exact_ids_and_qualified_names_are_never_folded(
         self, graph_store: GraphStore, scope: Scope
     ) -> None:

@@ -201,6 +201,9 @@ CASES = [
             r"test_facts_from_roots_limit_keeps_catalogue_order_across_roots",
             "test_find_exact_limit_fills_from_later_fields",
             r"test_neighbourhood_(limit_keeps_smallest_ids_not_first_edges|per_direction_limit_keeps_catalogue_order)",
+            # and contract 1.6's
+            r"test_facts_from_roots_limit_counts_only_matching_predicates",
+            r"test_neighbourhood_per_direction_limit_counts_only_.*",
         ),
         must_pass=(
             "test_neighbourhood_depth_clamped_to_two",
@@ -927,6 +930,65 @@ CASES += [
         DELETES,
         ("test_delete_of_more_ids_than_any_batch",),
         must_pass=("test_delete_removes_from_search_and_hashes", "test_search_after_deletes_still_returns_k"),
+    ),
+]
+
+
+# contract 1.6, second sweep (the read paths)
+CASES += [
+    _new(
+        "broken_graph_cut_before_validity.py",
+        "TestBrokenCutBeforeValidity",
+        r"test_neighbourhood_.*",
+        (r"test_neighbourhood_per_direction_limit_counts_only_valid_edges\[.*\]",),
+        must_pass=(
+            "test_neighbourhood_validity_half_open",
+            r"test_neighbourhood_per_direction_limit_edges\[.*\]",
+        ),
+        control="TestControlHookedTraversal",
+    ),
+    _new(
+        "broken_graph_cut_before_allowlist.py",
+        "TestBrokenCutBeforeAllowlist",
+        r"test_neighbourhood_.*",
+        (r"test_neighbourhood_per_direction_limit_counts_only_allowed_edges\[.*\]",),
+        must_pass=(r"test_neighbourhood_per_direction_limit_edges\[.*\]",),
+        control="TestControlHookedTraversal",
+    ),
+    _new(
+        "broken_graph_from_roots_predicates_after_limit.py",
+        "TestBrokenFromRootsPredicatesAfterLimit",
+        r"test_facts_from_roots_.*",
+        (r"test_facts_from_roots_limit_counts_only_matching_predicates\[.*\]",),
+        must_pass=("test_facts_from_roots_filters_predicates", "test_facts_from_roots_limit_80"),
+    ),
+    _new(
+        "broken_graph_find_exact_fields_given_order.py",
+        "TestBrokenFindExactGivenOrder",
+        EXACT,
+        ("test_find_exact_rank_ignores_the_order_fields_are_given",),
+        must_pass=("test_find_exact_by_each_field",),
+    ),
+    _new(
+        "broken_graph_find_exact_id_probes_folded.py",
+        "TestBrokenFindExactIdProbesFolded",
+        EXACT,
+        ("test_find_exact_exact_fields_keep_probes_that_fold_alike",),
+        must_pass=("test_find_exact_ids_and_qualified_names_are_never_folded",),
+    ),
+    _new(
+        "broken_vector_ties_by_folded_id.py",
+        "TestBrokenTiesByFoldedId",
+        r"test_search_ties_.*",
+        (r"test_search_ties_ordered_by_code_point\[(3|9)\]",),
+        must_pass=("test_search_ties_ordered_by_entity_id",),
+    ),
+    _new(
+        "broken_lexical_ties_by_folded_id.py",
+        "TestBrokenTiesByFoldedId",
+        r"test_search_ties_.*",
+        (r"test_search_ties_ordered_by_code_point\[(3|9)\]",),
+        must_pass=("test_search_ties_ordered_by_entity_id",),
     ),
 ]
 
