@@ -978,14 +978,14 @@ CASES += [
     ),
     _new(
         "broken_vector_ties_by_folded_id.py",
-        "TestBrokenTiesByFoldedId",
+        "TestBrokenTiesByFoldedIdVector",
         r"test_search_ties_.*",
         (r"test_search_ties_ordered_by_code_point\[(3|9)\]",),
         must_pass=("test_search_ties_ordered_by_entity_id",),
     ),
     _new(
         "broken_lexical_ties_by_folded_id.py",
-        "TestBrokenTiesByFoldedId",
+        "TestBrokenTiesByFoldedIdLexical",
         r"test_search_ties_.*",
         (r"test_search_ties_ordered_by_code_point\[(3|9)\]",),
         must_pass=("test_search_ties_ordered_by_entity_id",),

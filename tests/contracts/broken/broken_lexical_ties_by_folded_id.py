@@ -24,7 +24,7 @@ class TiesByFoldedId(TantivyLexicalIndex):
         )
 
 
-class TestBrokenTiesByFoldedId(InRamTantivy, LexicalIndexContract):
+class TestBrokenTiesByFoldedIdLexical(InRamTantivy, LexicalIndexContract):
     index_class = TiesByFoldedId
 
 

@@ -25,7 +25,7 @@ class TiesByFoldedId(EdgeVectorIndex):
         return hits[: clamp_k(k)]
 
 
-class TestBrokenTiesByFoldedId(InDirQdrantEdge, VectorIndexContract):
+class TestBrokenTiesByFoldedIdVector(InDirQdrantEdge, VectorIndexContract):
     index_class = TiesByFoldedId
 
 
